@@ -1,0 +1,2 @@
+//! The OCe14000 emulator.
+#![forbid(unsafe_code)]

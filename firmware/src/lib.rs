@@ -1,0 +1,2 @@
+//! OneConnect firmware images (placeholder crate root; filled in by the firmware work).
+#![forbid(unsafe_code)]

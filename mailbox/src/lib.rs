@@ -1,0 +1,32 @@
+//! The OneConnect command interface, generic over any [`oce_pci::PciFunction`].
+//!
+//! - [`regs`]: the Skyhawk registers as newtypes (SLI_INTF, POST semaphore, ASIC_ID, mailbox
+//!   doorbell, UE status, soft reset);
+//! - [`wire`]: the non-panicking little-endian codec every wire type uses;
+//! - [`header`], [`wrb`], [`status`]: request/response headers, WRB, SGE, completion, status codes;
+//! - [`Command`] and [`commands`]: every command as a type with its layout;
+//! - [`BootstrapMailbox`]: the driver that posts commands through the bootstrap mailbox, waits for
+//!   POST and resets the chip.
+//!
+//! Facts come from `spec/protocol.md`; each item cites its section.
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), warn(clippy::unwrap_used))]
+
+pub mod clock;
+pub mod command;
+pub mod commands;
+mod driver;
+mod error;
+pub mod header;
+pub mod regs;
+pub mod status;
+pub mod wire;
+pub mod wrb;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use command::Command;
+pub use driver::{BootstrapMailbox, RawCommand, RawResponse, Timeouts};
+pub use error::{MailboxError, MailboxStep};
+pub use header::Subsystem;
+pub use status::{AdditionalStatus, BaseStatus, CompletionStatus};
+pub use wire::{Reader, Wire, WireError, Writer};

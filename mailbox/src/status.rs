@@ -1,0 +1,183 @@
+//! Base and additional status codes returned in completions and response headers.
+
+use std::fmt;
+
+macro_rules! status_enum {
+    (
+        $(#[$meta:meta])*
+        $name:ident($raw:ty) { $( $(#[$vmeta:meta])* $variant:ident = $value:expr, $cname:literal; )* }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $( $(#[$vmeta])* #[doc(alias = $cname)] $variant, )*
+            /// A code no public source names; the raw value is kept (style.md rule 9).
+            Unknown($raw),
+        }
+
+        impl $name {
+            /// Decodes a raw code.
+            pub fn from_raw(raw: $raw) -> Self {
+                match raw {
+                    $( $value => Self::$variant, )*
+                    other => Self::Unknown(other),
+                }
+            }
+
+            /// The raw code as the device sends it.
+            pub fn raw(self) -> $raw {
+                match self {
+                    $( Self::$variant => $value, )*
+                    Self::Unknown(raw) => raw,
+                }
+            }
+
+            /// The C name used by the Linux driver, if the code is known.
+            pub fn c_name(self) -> Option<&'static str> {
+                match self {
+                    $( Self::$variant => Some($cname), )*
+                    Self::Unknown(_) => None,
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self.c_name() {
+                    Some(name) => write!(f, "{} ({})", self.raw(), name),
+                    None => write!(f, "{} (unknown)", self.raw()),
+                }
+            }
+        }
+    };
+}
+
+status_enum! {
+    /// Base status: bits 15:0 of the completion status and byte 4 of the response header
+    /// (spec/protocol.md §3.5, `enum mcc_base_status` in be_cmds.h).
+    BaseStatus(u16) {
+        /// Success.
+        Success = 0, "MCC_STATUS_SUCCESS";
+        /// Generic failure.
+        Failed = 1, "MCC_STATUS_FAILED";
+        /// Opcode or version not implemented by this firmware.
+        IllegalRequest = 2, "MCC_STATUS_ILLEGAL_REQUEST";
+        /// A field of the request has a value the firmware rejects.
+        IllegalField = 3, "MCC_STATUS_ILLEGAL_FIELD";
+        /// The response does not fit the buffer.
+        InsufficientBuffer = 4, "MCC_STATUS_INSUFFICIENT_BUFFER";
+        /// The function may not issue this command.
+        UnauthorizedRequest = 5, "MCC_STATUS_UNAUTHORIZED_REQUEST";
+        /// Not supported.
+        NotSupported = 66, "MCC_STATUS_NOT_SUPPORTED";
+        /// Feature not supported.
+        FeatureNotSupported = 68, "MCC_STATUS_FEATURE_NOT_SUPPORTED";
+        /// Invalid length.
+        InvalidLength = 116, "MCC_STATUS_INVALID_LENGTH";
+    }
+}
+
+status_enum! {
+    /// Additional status: bits 23:16 of the completion status and byte 5 of the response header
+    /// (spec/protocol.md §3.5, `enum mcc_addl_status` in be_cmds.h).
+    AdditionalStatus(u8) {
+        /// No additional status.
+        None = 0x00, "none";
+        /// Resources exhausted.
+        InsufficientResources = 0x16, "MCC_ADDL_STATUS_INSUFFICIENT_RESOURCES";
+        /// Too many interfaces.
+        TooManyInterfaces = 0x4A, "MCC_ADDL_STATUS_TOO_MANY_INTERFACES";
+        /// The committed flash section's CRC does not match its trailer.
+        FlashImageCrcMismatch = 0x4D, "MCC_ADDL_STATUS_FLASH_IMAGE_CRC_MISMATCH";
+        /// The image's digital signature is invalid.
+        InvalidSignature = 0x56, "MCC_ADDL_STATUS_INVALID_SIGNATURE";
+        /// The image carries no digital signature.
+        MissingSignature = 0x57, "MCC_ADDL_STATUS_MISSING_SIGNATURE";
+        /// The function lacks the privilege for this command.
+        InsufficientPrivileges = 0x60, "MCC_ADDL_STATUS_INSUFFICIENT_PRIVILEGES";
+        /// Not enough VLANs.
+        InsufficientVlans = 0xAB, "MCC_ADDL_STATUS_INSUFFICIENT_VLANS";
+    }
+}
+
+/// The 32-bit status word of a completion: base status in bits 15:0, additional in 23:16
+/// (spec/protocol.md §3.4, `CQE_BASE_STATUS_MASK`, `CQE_ADDL_STATUS_MASK`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompletionStatus {
+    /// Base status.
+    pub base: BaseStatus,
+    /// Additional status.
+    pub additional: AdditionalStatus,
+}
+
+impl CompletionStatus {
+    /// `CQE_BASE_STATUS_MASK` (be_cmds.h).
+    pub const BASE_MASK: u32 = 0xFFFF;
+    /// `CQE_ADDL_STATUS_SHIFT` (be_cmds.h).
+    pub const ADDL_SHIFT: u32 = 16;
+    /// `CQE_ADDL_STATUS_MASK` (be_cmds.h).
+    pub const ADDL_MASK: u32 = 0xFF;
+
+    /// Success with no additional status.
+    pub const SUCCESS: Self = Self { base: BaseStatus::Success, additional: AdditionalStatus::None };
+
+    /// Builds a status from its two parts.
+    pub fn new(base: BaseStatus, additional: AdditionalStatus) -> Self {
+        Self { base, additional }
+    }
+
+    /// Decodes the raw completion dword.
+    pub fn from_raw(raw: u32) -> Self {
+        Self {
+            base: BaseStatus::from_raw((raw & Self::BASE_MASK) as u16),
+            additional: AdditionalStatus::from_raw(((raw >> Self::ADDL_SHIFT) & Self::ADDL_MASK) as u8),
+        }
+    }
+
+    /// Encodes the raw completion dword.
+    pub fn raw(self) -> u32 {
+        u32::from(self.base.raw()) | (u32::from(self.additional.raw()) << Self::ADDL_SHIFT)
+    }
+
+    /// True when the base status is success.
+    pub fn is_success(self) -> bool {
+        self.base == BaseStatus::Success
+    }
+}
+
+impl fmt::Display for CompletionStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "base status {}, additional status {}", self.base, self.additional)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_codes_round_trip_and_unknown_codes_are_kept() {
+        for raw in 0..=u8::MAX {
+            assert_eq!(AdditionalStatus::from_raw(raw).raw(), raw);
+        }
+        for raw in [0u16, 1, 2, 3, 4, 5, 66, 68, 116, 6, 200, 0xFFFF] {
+            assert_eq!(BaseStatus::from_raw(raw).raw(), raw);
+        }
+        assert_eq!(BaseStatus::from_raw(6), BaseStatus::Unknown(6));
+        assert_eq!(AdditionalStatus::from_raw(0x4D), AdditionalStatus::FlashImageCrcMismatch);
+        assert_eq!(AdditionalStatus::from_raw(0x4E), AdditionalStatus::Unknown(0x4E));
+    }
+
+    #[test]
+    fn completion_status_word_layout() {
+        // base 3 (ILLEGAL_FIELD), additional 0x4D, garbage in bits 31:24 is ignored.
+        let s = CompletionStatus::from_raw(0xAB4D_0003);
+        assert_eq!(s.base, BaseStatus::IllegalField);
+        assert_eq!(s.additional, AdditionalStatus::FlashImageCrcMismatch);
+        assert_eq!(s.raw(), 0x004D_0003);
+        assert_eq!(
+            s.to_string(),
+            "base status 3 (MCC_STATUS_ILLEGAL_FIELD), additional status 77 (MCC_ADDL_STATUS_FLASH_IMAGE_CRC_MISMATCH)"
+        );
+    }
+}

@@ -24,6 +24,7 @@
 
 mod address;
 mod error;
+pub mod mmap;
 
 pub use address::PciAddress;
 pub use error::PciError;

@@ -1,9 +1,23 @@
 //! Every firmware command ocetool sends, one type per command (spec/protocol.md §5).
 //!
 //! Each request type implements [`Command`](crate::Command) and [`Wire`](crate::Wire) for its
-//! body; each response type implements [`Wire`](crate::Wire). Byte offsets in the docs and tests
-//! are from the start of the command buffer, header included, as in the spec.
+//! body; each response type implements [`Wire`](crate::Wire). Both directions of both types are
+//! implemented: the host encodes requests and decodes responses, the emulator decodes requests
+//! and encodes responses. Byte offsets in the docs and tests are from the start of the command
+//! buffer, header included, as in the spec; decoders start at byte 16 and jump to absolute
+//! offsets where a layout has gaps, so a truncated response fails naming the missing field.
 
+mod support;
+
+mod link;
+mod port;
+mod privileges;
+mod profiles;
 mod version;
 
+pub use link::{GetPhyDetails, LinkStatus, LinkStatusQuery, MacSpeed, PhyDetails, PhyInterface, PhySpeeds};
+pub use port::{BeaconState, EnableDisableBeacon, GetBeaconState, GetPortName, PortName};
+pub use privileges::{FnPrivileges, GetFnPrivileges};
+pub use profiles::{ActiveProfile, GetActiveProfile, GetProfileList, ProfileList, ProfileListEntry, SetActiveProfile};
+pub use support::format_mac;
 pub use version::{FunctionReset, FwVersion, GetFwVersion};

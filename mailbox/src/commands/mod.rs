@@ -9,12 +9,16 @@
 
 mod support;
 
+mod attributes;
+mod fw_config;
 mod link;
 mod port;
 mod privileges;
 mod profiles;
 mod version;
 
+pub use attributes::{CntlAttributes, GetCntlAttributes};
+pub use fw_config::{FirmwareConfig, FunctionCaps, FunctionMode, QueryFirmwareConfig, UlpResources};
 pub use link::{GetPhyDetails, LinkStatus, LinkStatusQuery, MacSpeed, PhyDetails, PhyInterface, PhySpeeds};
 pub use port::{BeaconState, EnableDisableBeacon, GetBeaconState, GetPortName, PortName};
 pub use privileges::{FnPrivileges, GetFnPrivileges};

@@ -1,7 +1,7 @@
 //! Building blocks shared by the command types: code enums that keep unknown values, bit-flag
 //! newtypes with named bits, and absolute-offset jumps for layouts with gaps.
 
-use crate::wire::Reader;
+use crate::wire::{Reader, WireError, Writer};
 
 /// Declares an enum for a numeric code: one variant per documented value plus `Unknown(raw)`,
 /// so a value no source names is kept, never mapped to a neighbour (style.md rule 9).
@@ -117,6 +117,15 @@ pub(crate) use {bit_flags, code_enum, empty_body};
 /// buffer the reader is parked at `pos`, so the next read fails naming its own field and offset.
 pub(crate) fn jump(r: &mut Reader<'_>, pos: usize) {
     *r = Reader::at(r.buffer(), pos);
+}
+
+/// Moves `w` to absolute offset `pos`, zero-filling any reserved bytes between the current
+/// position and `pos` so the encoding does not depend on what the buffer held before.
+pub(crate) fn fill_to(w: &mut Writer<'_>, field: &'static str, pos: usize) -> Result<(), WireError> {
+    match pos.checked_sub(w.position()) {
+        Some(gap) => w.zeros(field, gap),
+        None => w.seek(field, pos),
+    }
 }
 
 /// A MAC address as `aa:bb:cc:dd:ee:ff`.

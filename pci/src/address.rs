@@ -38,6 +38,13 @@ impl PciAddress {
     }
 }
 
+impl serde::Serialize for PciAddress {
+    /// Serialises as the sysfs form, `"0000:03:00.0"`.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 impl fmt::Display for PciAddress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:04x}:{:02x}:{:02x}.{:x}", self.domain, self.bus, self.device, self.function)

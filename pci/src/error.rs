@@ -1,6 +1,11 @@
 //! The error type of the hardware seam.
 
 use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::PciAddress;
+use crate::signals::Signal;
+use crate::sysfs::Lockdown;
 
 /// What can go wrong between ocetool and a PCI function.
 #[derive(Debug, thiserror::Error)]
@@ -63,4 +68,201 @@ pub enum PciError {
         #[source]
         source: std::io::Error,
     },
+    /// The PCI function is not in sysfs.
+    #[error("no PCI function {address} in {}", path.display())]
+    NoSuchFunction {
+        /// The address asked for.
+        address: PciAddress,
+        /// The sysfs folder that does not exist.
+        path: PathBuf,
+    },
+    /// The vfio-pci driver is not loaded.
+    #[error("the vfio-pci driver is not loaded ({} is missing): run `modprobe vfio-pci`", path.display())]
+    VfioPciNotLoaded {
+        /// The driver folder that does not exist.
+        path: PathBuf,
+    },
+    /// The function has no IOMMU group, so VFIO cannot take it.
+    #[error(
+        "{address} has no IOMMU group: enable the IOMMU with intel_iommu=on or amd_iommu=on on the kernel command \
+         line (and VT-d / AMD-Vi in the firmware setup), then reboot"
+    )]
+    NoIommuGroup {
+        /// The function.
+        address: PciAddress,
+    },
+    /// Another driver holds the function and unbinding it was not allowed.
+    #[error(
+        "{address} is bound to {driver}: pass --unbind to hand it to vfio-pci for this command ({driver} gets it back afterwards)"
+    )]
+    DriverBound {
+        /// The function.
+        address: PciAddress,
+        /// The driver that holds it.
+        driver: String,
+    },
+    /// Another member of the function's IOMMU group is held by a host driver.
+    #[error(
+        "IOMMU group {group} of {address} is not viable: {member} is bound to {driver}; bind it to vfio-pci or unbind \
+         it first"
+    )]
+    GroupNotViable {
+        /// The function ocetool wants.
+        address: PciAddress,
+        /// The IOMMU group number.
+        group: u32,
+        /// The member in the way (a sysfs device name, usually a PCI address).
+        member: String,
+        /// The driver that holds it.
+        driver: String,
+    },
+    /// The VFIO group node cannot be opened for lack of permission.
+    #[error("no permission to open {}: run ocetool as root, or give your user that device node", path.display())]
+    VfioPermission {
+        /// The node, e.g. /dev/vfio/7.
+        path: PathBuf,
+    },
+    /// The VFIO group is already open elsewhere.
+    #[error("{} is already open in another process (a VM, or another ocetool?)", path.display())]
+    VfioGroupBusy {
+        /// The node, e.g. /dev/vfio/7.
+        path: PathBuf,
+    },
+    /// A sysfs attribute could not be written for lack of permission.
+    #[error("permission denied writing {}: moving a function between drivers needs root", path.display())]
+    SysfsPermission {
+        /// The attribute.
+        path: PathBuf,
+    },
+    /// The kernel refused a write because it is locked down.
+    #[error(
+        "the kernel refused to write {} while lockdown is in {mode} mode: lockdown allows VFIO but blocks raw PCI \
+         access (resourceN mmap, config writes through sysfs, /dev/mem), so something stricter is in force here; bind \
+         the function to vfio-pci at boot (vfio-pci.ids=VENDOR:DEVICE) and retry",
+        path.display()
+    )]
+    LockedDown {
+        /// The attribute.
+        path: PathBuf,
+        /// The lockdown mode in force.
+        mode: Lockdown,
+    },
+    /// A sysfs attribute write failed.
+    #[error("writing {value:?} to {} failed", path.display())]
+    SysfsWrite {
+        /// The attribute.
+        path: PathBuf,
+        /// What was written.
+        value: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The function did not reach vfio-pci in time after the bind.
+    #[error(
+        "{address} did not move to vfio-pci within {waited:?}: its driver is {}, and {} {}",
+        driver.as_deref().unwrap_or("none"),
+        node.display(),
+        if *node_present { "exists" } else { "did not appear" }
+    )]
+    BindTimeout {
+        /// The function.
+        address: PciAddress,
+        /// How long ocetool waited.
+        waited: Duration,
+        /// The driver bound at the end of the wait.
+        driver: Option<String>,
+        /// The VFIO group node waited for.
+        node: PathBuf,
+        /// Whether the node existed at the end of the wait.
+        node_present: bool,
+    },
+    /// The original driver binding could not be restored.
+    #[error(
+        "could not give {address} back to {}: it is bound to {} (restore it with: echo > {override_path}; echo \
+         {address} > /sys/bus/pci/drivers_probe)",
+        expected.as_deref().unwrap_or("no driver"),
+        actual.as_deref().unwrap_or("no driver"),
+        override_path = override_path.display()
+    )]
+    RestoreFailed {
+        /// The function.
+        address: PciAddress,
+        /// The driver it had before ocetool took it.
+        expected: Option<String>,
+        /// The driver it has now.
+        actual: Option<String>,
+        /// Its driver_override attribute.
+        override_path: PathBuf,
+    },
+    /// Opening the function through VFIO failed.
+    #[error("cannot open {address} through VFIO")]
+    VfioOpen {
+        /// The function.
+        address: PciAddress,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A config-space access through the VFIO config region failed.
+    #[error("config space {} at {off:#x} of {address} failed", if *write { "write" } else { "read" })]
+    ConfigIo {
+        /// The function.
+        address: PciAddress,
+        /// The offset.
+        off: u16,
+        /// True for a write.
+        write: bool,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// DMA memory could not be locked in RAM.
+    #[error(
+        "cannot lock {len} bytes of DMA memory in RAM: RLIMIT_MEMLOCK is {limit}; raise it (ulimit -l, or \
+         LimitMEMLOCK= in a systemd unit) or run as root"
+    )]
+    Memlock {
+        /// Bytes asked for.
+        len: usize,
+        /// The soft limit, as text ("65536 bytes", "unlimited").
+        limit: String,
+    },
+    /// The IOMMU refused to map DMA memory for the device.
+    #[error("cannot map {len} bytes of DMA memory at IOVA {iova:#x} for {address}")]
+    DmaMap {
+        /// The function.
+        address: PciAddress,
+        /// The I/O virtual address.
+        iova: u64,
+        /// Length in bytes.
+        len: usize,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A signal handler could not be installed.
+    #[error("cannot install the {signal} handler")]
+    SignalHandler {
+        /// The signal.
+        signal: Signal,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The user asked ocetool to stop (Ctrl-C or SIGTERM).
+    #[error("stopped by {signal}")]
+    Interrupted {
+        /// The signal received.
+        signal: Signal,
+    },
+}
+
+impl PciError {
+    /// True when ocetool refused for safety rather than failed: another driver holds the function
+    /// and `--unbind` was not given, or the IOMMU group holds a device ocetool must not take
+    /// (design.md §7: exit code 4).
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, Self::DriverBound { .. } | Self::GroupNotViable { .. })
+    }
 }

@@ -15,6 +15,11 @@
 //! - DMA memory is never exposed as a Rust reference: bytes are copied in and out through
 //!   [`DmaBuffer::write_at`] and [`DmaBuffer::read_at`] (style.md rule 3).
 //!
+//! The modules beside the traits: [`discover`] finds OneConnect functions in sysfs (`ocetool
+//! list`); [`handoff`] moves a function to vfio-pci for one command and always gives it back;
+//! [`signals`] lets Ctrl-C and SIGTERM stop a command cleanly; [`vfio`] is the real-hardware
+//! backend. All sysfs and /dev paths hang off a [`Roots`] value so tests run on fake trees.
+//!
 //! ```
 //! use oce_pci::PciAddress;
 //! let addr: PciAddress = "03:00.0".parse().unwrap();
@@ -23,11 +28,24 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 mod address;
+pub mod discover;
 mod error;
+#[cfg(test)]
+mod fake_sysfs;
+pub mod handoff;
+pub mod ids;
 pub mod mmap;
+pub mod signals;
+pub mod sysfs;
+pub mod vfio;
 
 pub use address::PciAddress;
+pub use discover::{Adapter, Blocker, FunctionInfo, Inventory, discover};
 pub use error::PciError;
+pub use handoff::{HandOff, HandOffOptions, KernelSysfs, SysfsWrite};
+pub use ids::{Chip, FunctionKind};
+pub use sysfs::{Lockdown, Roots};
+pub use vfio::{VfioBar, VfioConfig, VfioDma, VfioFunction};
 
 /// A mapped memory BAR: 32-bit register reads and writes at byte offsets.
 ///

@@ -1,0 +1,237 @@
+//! Finding every OneConnect function in sysfs, grouped by physical adapter, with what ocetool can
+//! do with each and why not (`ocetool list`; spec/protocol.md §1.1, ecosystem.md §3.4 steps 1–4).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Serialize, Serializer};
+
+use crate::ids::{Chip, FunctionKind, identify};
+use crate::sysfs::{self, Lockdown, Roots, VFIO_PCI};
+use crate::{PciAddress, PciError};
+
+/// Everything `ocetool list` shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Inventory {
+    /// The adapters found, in address order.
+    pub adapters: Vec<Adapter>,
+    /// Whether the vfio-pci driver is loaded.
+    pub vfio_pci_loaded: bool,
+    /// The kernel lockdown mode.
+    pub lockdown: Lockdown,
+    /// What the lockdown mode means for ocetool, when one is in force.
+    pub lockdown_note: Option<&'static str>,
+}
+
+/// One physical adapter: the functions that share a domain, bus and device number, plus the
+/// virtual functions whose `physfn` is one of them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Adapter {
+    /// `DDDD:BB:DD`, the address without the function number.
+    pub slot: String,
+    /// The chip of its functions.
+    pub chip: Chip,
+    /// Its functions, physical functions first, each in address order.
+    pub functions: Vec<FunctionInfo>,
+}
+
+/// One OneConnect PCI function.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FunctionInfo {
+    /// The function's address.
+    pub address: PciAddress,
+    /// PCI vendor ID (JSON: `"0x10df"`).
+    #[serde(serialize_with = "hex16")]
+    pub vendor_id: u16,
+    /// PCI device ID (JSON: `"0x0720"`).
+    #[serde(serialize_with = "hex16")]
+    pub device_id: u16,
+    /// The chip.
+    pub chip: Chip,
+    /// What the function does.
+    pub kind: FunctionKind,
+    /// True for an SR-IOV virtual function.
+    pub virtual_function: bool,
+    /// The PF of a virtual function.
+    pub physical_function: Option<PciAddress>,
+    /// The bound driver, if any.
+    pub driver: Option<String>,
+    /// The IOMMU group, if the IOMMU is on.
+    pub iommu_group: Option<u32>,
+    /// True when `ocetool --device <address>` can drive the function as things stand.
+    pub usable: bool,
+    /// Why it cannot: every blocker's message, joined with "; ".
+    pub reason: Option<String>,
+    /// The blockers, typed.
+    #[serde(skip)]
+    pub blockers: Vec<Blocker>,
+}
+
+fn hex16<S: Serializer>(value: &u16, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&format!("{value:#06x}"))
+}
+
+/// One reason ocetool cannot drive a function right now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Blocker {
+    /// A chip other than Skyhawk.
+    UnsupportedChip(Chip),
+    /// A NIC virtual function.
+    VirtualFunction,
+    /// An FCoE function.
+    Fcoe,
+    /// An iSCSI function.
+    Iscsi,
+    /// No IOMMU group: the IOMMU is off.
+    NoIommuGroup,
+    /// The vfio-pci driver is not loaded.
+    VfioPciNotLoaded,
+    /// Another member of the IOMMU group is held by a host driver.
+    GroupShared {
+        /// The group.
+        group: u32,
+        /// The member in the way.
+        member: String,
+        /// Its driver.
+        driver: String,
+    },
+    /// A host driver holds the function; `--unbind` hands it over.
+    BoundTo {
+        /// The driver.
+        driver: String,
+    },
+}
+
+impl fmt::Display for Blocker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::UnsupportedChip(chip) => {
+                write!(f, "{} ({}): ocetool drives Skyhawk (OCe14000) only", chip.name(), chip.product_line())
+            }
+            Self::VirtualFunction => f.write_str("VF: profile and firmware operations need the PF"),
+            Self::Fcoe => f.write_str("FCoE function: ocetool drives the NIC physical function"),
+            Self::Iscsi => f.write_str("iSCSI function: ocetool drives the NIC physical function"),
+            Self::NoIommuGroup => {
+                f.write_str("no IOMMU group: enable intel_iommu=on or amd_iommu=on on the kernel command line")
+            }
+            Self::VfioPciNotLoaded => f.write_str("vfio-pci not loaded: run modprobe vfio-pci"),
+            Self::GroupShared { group, member, driver } => {
+                write!(f, "IOMMU group {group} shared with {member} (bound to {driver})")
+            }
+            Self::BoundTo { driver } => write!(f, "bound to {driver}: pass --unbind"),
+        }
+    }
+}
+
+/// The blocker inherent in the function itself (chip, kind), if any: nothing about the system
+/// changes it.
+fn inherent_blocker(chip: Chip, kind: FunctionKind, virtual_function: bool) -> Option<Blocker> {
+    if chip != Chip::Skyhawk {
+        return Some(Blocker::UnsupportedChip(chip));
+    }
+    match kind {
+        FunctionKind::Fcoe => Some(Blocker::Fcoe),
+        FunctionKind::Iscsi => Some(Blocker::Iscsi),
+        FunctionKind::NicVf => Some(Blocker::VirtualFunction),
+        FunctionKind::NicPf if virtual_function => Some(Blocker::VirtualFunction),
+        FunctionKind::NicPf => None,
+    }
+}
+
+/// The blockers that come from the system: IOMMU, vfio-pci, the group, the bound driver.
+fn system_blockers(
+    roots: &Roots,
+    address: PciAddress,
+    group: Option<u32>,
+    driver: Option<&str>,
+    vfio_loaded: bool,
+) -> Result<Vec<Blocker>, PciError> {
+    let mut blockers = Vec::new();
+    match group {
+        None => blockers.push(Blocker::NoIommuGroup),
+        Some(group) => {
+            for b in sysfs::group_blockers(roots, group, address)? {
+                blockers.push(Blocker::GroupShared { group, member: b.member, driver: b.driver });
+            }
+        }
+    }
+    if !vfio_loaded {
+        blockers.push(Blocker::VfioPciNotLoaded);
+    }
+    if let Some(driver) = driver.filter(|d| *d != VFIO_PCI) {
+        blockers.push(Blocker::BoundTo { driver: driver.to_owned() });
+    }
+    Ok(blockers)
+}
+
+/// Describes one function, or `None` when it is not a OneConnect function.
+pub fn describe(roots: &Roots, address: PciAddress) -> Result<Option<FunctionInfo>, PciError> {
+    let dir = roots.device_dir(address);
+    let vendor = sysfs::read_hex(&dir.join("vendor"))?;
+    let device = sysfs::read_hex(&dir.join("device"))?;
+    let (Ok(vendor_id), Ok(device_id)) = (u16::try_from(vendor), u16::try_from(device)) else { return Ok(None) };
+    let Some(known) = identify(vendor_id, device_id) else { return Ok(None) };
+    let physical_function = sysfs::physical_function(roots, address)?;
+    let virtual_function = known.virtual_function || physical_function.is_some();
+    let kind = if virtual_function && known.kind == FunctionKind::NicPf { FunctionKind::NicVf } else { known.kind };
+    let driver = sysfs::bound_driver(roots, address)?;
+    let iommu_group = sysfs::iommu_group(roots, address)?;
+    let blockers = match inherent_blocker(known.chip, kind, virtual_function) {
+        Some(b) => vec![b],
+        None => system_blockers(roots, address, iommu_group, driver.as_deref(), sysfs::vfio_pci_loaded(roots))?,
+    };
+    let reason =
+        (!blockers.is_empty()).then(|| blockers.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "));
+    Ok(Some(FunctionInfo {
+        address,
+        vendor_id,
+        device_id,
+        chip: known.chip,
+        kind,
+        virtual_function,
+        physical_function,
+        driver,
+        iommu_group,
+        usable: blockers.is_empty(),
+        reason,
+        blockers,
+    }))
+}
+
+/// Finds every OneConnect function under `roots.sysfs`, grouped by adapter.
+///
+/// Entries of `bus/pci/devices` whose names are not PCI addresses are skipped; a OneConnect
+/// function whose attributes cannot be read is an error (a broken sysfs is worth knowing about).
+pub fn discover(roots: &Roots) -> Result<Inventory, PciError> {
+    let dir = roots.devices_dir();
+    let entries = std::fs::read_dir(&dir).map_err(|source| PciError::Io { path: dir.clone(), source })?;
+    let mut addresses = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|source| PciError::Io { path: dir.clone(), source })?;
+        if let Some(address) = entry.file_name().to_str().and_then(|n| n.parse::<PciAddress>().ok()) {
+            addresses.push(address);
+        }
+    }
+    addresses.sort();
+    let mut by_slot: BTreeMap<(u16, u8, u8), Vec<FunctionInfo>> = BTreeMap::new();
+    for address in addresses {
+        if let Some(info) = describe(roots, address)? {
+            let owner = info.physical_function.unwrap_or(address);
+            by_slot.entry((owner.domain, owner.bus, owner.device)).or_default().push(info);
+        }
+    }
+    let adapters = by_slot
+        .into_iter()
+        .map(|((domain, bus, device), mut functions)| {
+            functions.sort_by_key(|f| (f.virtual_function, f.address));
+            Adapter { slot: format!("{domain:04x}:{bus:02x}:{device:02x}"), chip: functions[0].chip, functions }
+        })
+        .collect();
+    let lockdown = sysfs::lockdown(roots);
+    Ok(Inventory { adapters, vfio_pci_loaded: sysfs::vfio_pci_loaded(roots), lockdown, lockdown_note: lockdown.note() })
+}
+
+#[cfg(test)]
+#[path = "discover_tests.rs"]
+mod tests;

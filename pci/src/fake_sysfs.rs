@@ -1,0 +1,224 @@
+//! Test support: a fake sysfs + /dev tree in a temporary folder, laid out like the kernel's, and a
+//! fake kernel that acts on sysfs writes (bind, unbind, probe) the way the PCI core does.
+
+use std::collections::HashMap;
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::PciAddress;
+use crate::handoff::SysfsWrite;
+use crate::sysfs::{Roots, VFIO_PCI};
+
+/// A fake tree: `<tmp>/sys/...` and `<tmp>/dev/...`.
+#[derive(Debug)]
+pub struct FakeTree {
+    _dir: tempfile::TempDir,
+    roots: Roots,
+}
+
+impl FakeTree {
+    /// An empty PCI bus: `bus/pci/{devices,drivers,drivers_probe}`, `kernel/iommu_groups`,
+    /// `/dev/vfio/vfio`, and vfio-pci loaded.
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let roots = Roots::new(dir.path().join("sys"), dir.path().join("dev"));
+        for sub in
+            ["bus/pci/devices", "bus/pci/drivers", "kernel/iommu_groups", "kernel/security", "devices/pci0000:00"]
+        {
+            std::fs::create_dir_all(roots.sysfs.join(sub)).unwrap();
+        }
+        std::fs::write(roots.drivers_probe(), "").unwrap();
+        std::fs::create_dir_all(roots.dev.join("vfio")).unwrap();
+        std::fs::write(roots.dev.join("vfio/vfio"), "").unwrap();
+        let tree = Self { _dir: dir, roots };
+        tree.load_driver(VFIO_PCI);
+        tree
+    }
+
+    /// The roots to pass to the code under test.
+    pub fn roots(&self) -> &Roots {
+        &self.roots
+    }
+
+    /// Registers driver `name` (its folder with `bind` and `unbind`).
+    pub fn load_driver(&self, name: &str) {
+        let dir = self.roots.driver_dir(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("bind"), "").unwrap();
+        std::fs::write(dir.join("unbind"), "").unwrap();
+    }
+
+    /// Unregisters driver `name`.
+    pub fn unload_driver(&self, name: &str) {
+        std::fs::remove_dir_all(self.roots.driver_dir(name)).unwrap();
+    }
+
+    /// Writes the lockdown file.
+    pub fn set_lockdown(&self, text: &str) {
+        std::fs::write(self.roots.lockdown_file(), text).unwrap();
+    }
+
+    /// Adds a PCI function (class: Ethernet controller, no driver, no group).
+    pub fn device(&self, address: PciAddress, vendor: u16, device: u16) -> FakeDevice<'_> {
+        let real = self.roots.sysfs.join("devices/pci0000:00").join(address.to_string());
+        std::fs::create_dir_all(&real).unwrap();
+        std::fs::write(real.join("vendor"), format!("{vendor:#06x}\n")).unwrap();
+        std::fs::write(real.join("device"), format!("{device:#06x}\n")).unwrap();
+        std::fs::write(real.join("class"), "0x020000\n").unwrap();
+        std::fs::write(real.join("driver_override"), "(null)\n").unwrap();
+        let link = self.roots.device_dir(address);
+        if !link.exists() {
+            symlink(format!("../../../devices/pci0000:00/{address}"), link).unwrap();
+        }
+        FakeDevice { tree: self, address }
+    }
+
+    /// Creates `/dev/vfio/<group>`, as vfio-pci does when it takes a group.
+    pub fn create_group_node(&self, group: u32) {
+        std::fs::write(self.roots.vfio_group_node(group), "").unwrap();
+    }
+
+    /// Binds `address` to `driver` (loading the driver if needed), as the kernel would.
+    pub fn bind(&self, address: PciAddress, driver: &str) {
+        if !self.roots.driver_dir(driver).exists() {
+            self.load_driver(driver);
+        }
+        symlink(format!("../../../bus/pci/drivers/{driver}"), self.roots.device_dir(address).join("driver")).unwrap();
+    }
+
+    /// The driver `address` is bound to now.
+    pub fn driver_of(&self, address: PciAddress) -> Option<String> {
+        crate::sysfs::bound_driver(&self.roots, address).unwrap()
+    }
+}
+
+/// A device being set up in a [`FakeTree`].
+#[derive(Debug)]
+pub struct FakeDevice<'t> {
+    tree: &'t FakeTree,
+    address: PciAddress,
+}
+
+impl FakeDevice<'_> {
+    fn dir(&self) -> PathBuf {
+        self.tree.roots.device_dir(self.address)
+    }
+
+    /// Puts the device in IOMMU group `group` (both links, as the kernel makes them).
+    pub fn group(self, group: u32) -> Self {
+        let devices = self.tree.roots.group_devices_dir(group);
+        std::fs::create_dir_all(&devices).unwrap();
+        symlink(format!("../../../kernel/iommu_groups/{group}"), self.dir().join("iommu_group")).unwrap();
+        symlink(format!("../../../../devices/pci0000:00/{}", self.address), devices.join(self.address.to_string()))
+            .unwrap();
+        self
+    }
+
+    /// Binds the device to `driver`.
+    pub fn driver(self, driver: &str) -> Self {
+        self.tree.bind(self.address, driver);
+        self
+    }
+
+    /// Sets the class code (e.g. 0x060400 for a PCI bridge).
+    pub fn class(self, class: u32) -> Self {
+        std::fs::write(self.dir().join("class"), format!("{class:#08x}\n")).unwrap();
+        self
+    }
+
+    /// Makes the device a VF of `pf`.
+    pub fn physfn(self, pf: PciAddress) -> Self {
+        symlink(format!("../{pf}"), self.dir().join("physfn")).unwrap();
+        self
+    }
+}
+
+/// A fake kernel: records every sysfs write and acts on it like the PCI core (driver_override,
+/// `drivers/<d>/unbind`, `drivers_probe`), creating and removing `/dev/vfio/<group>`.
+#[derive(Debug)]
+pub struct FakeKernel {
+    roots: Roots,
+    /// The driver that claims each device on a probe without an override (its "native" driver).
+    native: HashMap<PciAddress, String>,
+    /// When set, vfio-pci's probe fails (the device stays unbound).
+    pub vfio_probe_fails: bool,
+    writes: Mutex<Vec<(String, String)>>,
+}
+
+impl FakeKernel {
+    /// A kernel over `tree`.
+    pub fn new(tree: &FakeTree) -> Self {
+        Self { roots: tree.roots.clone(), native: HashMap::new(), vfio_probe_fails: false, writes: Mutex::default() }
+    }
+
+    /// Declares `driver` as the one that claims `address` when it is probed without an override.
+    pub fn native(mut self, address: PciAddress, driver: &str) -> Self {
+        self.native.insert(address, driver.to_owned());
+        self
+    }
+
+    /// Every write so far, as (path relative to the sysfs root, value).
+    pub fn writes(&self) -> Vec<(String, String)> {
+        self.writes.lock().unwrap().clone()
+    }
+
+    fn device_of(&self, value: &str) -> Option<PciAddress> {
+        value.trim().parse().ok()
+    }
+
+    fn probe(&self, address: PciAddress) {
+        let dir = self.roots.device_dir(address);
+        if dir.join("driver").exists() {
+            return;
+        }
+        let ov = std::fs::read_to_string(dir.join("driver_override")).unwrap();
+        let ov = ov.trim();
+        let wanted = if ov.is_empty() || ov == "(null)" { self.native.get(&address).cloned() } else { Some(ov.into()) };
+        let Some(driver) = wanted else { return };
+        if !self.roots.driver_dir(&driver).is_dir() || (driver == VFIO_PCI && self.vfio_probe_fails) {
+            return;
+        }
+        if driver == VFIO_PCI {
+            let Some(group) = crate::sysfs::iommu_group(&self.roots, address).unwrap() else { return };
+            std::fs::write(self.roots.vfio_group_node(group), "").unwrap();
+        }
+        symlink(format!("../../../bus/pci/drivers/{driver}"), dir.join("driver")).unwrap();
+    }
+
+    fn unbind(&self, driver: &str, address: PciAddress) {
+        let dir = self.roots.device_dir(address);
+        if crate::sysfs::bound_driver(&self.roots, address).unwrap().as_deref() != Some(driver) {
+            return;
+        }
+        std::fs::remove_file(dir.join("driver")).unwrap();
+        if driver == VFIO_PCI {
+            if let Some(group) = crate::sysfs::iommu_group(&self.roots, address).unwrap() {
+                let _ = std::fs::remove_file(self.roots.vfio_group_node(group));
+            }
+        }
+    }
+}
+
+impl SysfsWrite for FakeKernel {
+    fn write_attr(&self, path: &Path, value: &str) -> std::io::Result<()> {
+        let rel = path.strip_prefix(&self.roots.sysfs).unwrap_or(path).to_string_lossy().into_owned();
+        self.writes.lock().unwrap().push((rel.clone(), value.to_owned()));
+        if !path.exists() {
+            return Err(std::io::Error::from(std::io::ErrorKind::NotFound));
+        }
+        if rel.ends_with("/driver_override") {
+            let v = value.trim();
+            std::fs::write(path, if v.is_empty() { "(null)\n".to_owned() } else { format!("{v}\n") })?;
+        } else if rel == "bus/pci/drivers_probe" {
+            if let Some(address) = self.device_of(value) {
+                self.probe(address);
+            }
+        } else if let Some(driver) = rel.strip_prefix("bus/pci/drivers/").and_then(|r| r.strip_suffix("/unbind")) {
+            if let Some(address) = self.device_of(value) {
+                self.unbind(driver, address);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,271 @@
+//! Reading the kernel's view of PCI functions from sysfs: IDs, bound driver, IOMMU group and its
+//! members, whether vfio-pci is loaded, and the lockdown mode (ecosystem.md §3.3).
+//!
+//! Every path is relative to a [`Roots`] value, so unit tests point it at a fake tree in a
+//! temporary folder and the code under test cannot tell the difference.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::{PciAddress, PciError};
+
+/// The name of the kernel's VFIO PCI driver.
+pub const VFIO_PCI: &str = "vfio-pci";
+
+/// Drivers that keep an IOMMU group viable besides vfio-pci: the kernel's allow list (pci-stub)
+/// in `vfio_main.c` (`vfio_driver_allowed`).
+const VIABLE_DRIVERS: &[&str] = &[VFIO_PCI, "pci-stub"];
+
+/// Where sysfs and /dev are. The real system uses `/sys` and `/dev`; tests use a fake tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Roots {
+    /// The sysfs mount point (normally `/sys`).
+    pub sysfs: PathBuf,
+    /// The devtmpfs mount point (normally `/dev`).
+    pub dev: PathBuf,
+}
+
+impl Default for Roots {
+    fn default() -> Self {
+        Self { sysfs: PathBuf::from("/sys"), dev: PathBuf::from("/dev") }
+    }
+}
+
+impl Roots {
+    /// Roots at `sysfs` and `dev`.
+    pub fn new(sysfs: impl Into<PathBuf>, dev: impl Into<PathBuf>) -> Self {
+        Self { sysfs: sysfs.into(), dev: dev.into() }
+    }
+
+    /// `<sysfs>/bus/pci/devices`.
+    pub fn devices_dir(&self) -> PathBuf {
+        self.sysfs.join("bus/pci/devices")
+    }
+
+    /// `<sysfs>/bus/pci/devices/<address>`.
+    pub fn device_dir(&self, address: PciAddress) -> PathBuf {
+        self.devices_dir().join(address.to_string())
+    }
+
+    /// `<sysfs>/bus/pci/drivers/<name>`.
+    pub fn driver_dir(&self, name: &str) -> PathBuf {
+        self.sysfs.join("bus/pci/drivers").join(name)
+    }
+
+    /// `<sysfs>/bus/pci/drivers_probe`.
+    pub fn drivers_probe(&self) -> PathBuf {
+        self.sysfs.join("bus/pci/drivers_probe")
+    }
+
+    /// `<sysfs>/kernel/iommu_groups/<group>/devices`.
+    pub fn group_devices_dir(&self, group: u32) -> PathBuf {
+        self.sysfs.join("kernel/iommu_groups").join(group.to_string()).join("devices")
+    }
+
+    /// `<dev>/vfio/<group>`, the node vfio-pci creates for a group it holds.
+    pub fn vfio_group_node(&self, group: u32) -> PathBuf {
+        self.dev.join("vfio").join(group.to_string())
+    }
+
+    /// `<sysfs>/kernel/security/lockdown`.
+    pub fn lockdown_file(&self) -> PathBuf {
+        self.sysfs.join("kernel/security/lockdown")
+    }
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> PciError + '_ {
+    move |source| PciError::Io { path: path.to_path_buf(), source }
+}
+
+/// The last component of a symlink's target, or `None` if the link does not exist.
+fn link_name(link: &Path) -> Result<Option<String>, PciError> {
+    match std::fs::read_link(link) {
+        Ok(target) => Ok(target.file_name().map(|n| n.to_string_lossy().into_owned())),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_err(link)(e)),
+    }
+}
+
+/// Reads a sysfs attribute holding a hex number such as `0x10df`.
+pub fn read_hex(path: &Path) -> Result<u32, PciError> {
+    let text = std::fs::read_to_string(path).map_err(io_err(path))?;
+    let trimmed = text.trim();
+    let digits = trimmed.strip_prefix("0x").unwrap_or(trimmed);
+    u32::from_str_radix(digits, 16).map_err(|_| PciError::Io {
+        path: path.to_path_buf(),
+        source: io::Error::new(io::ErrorKind::InvalidData, format!("not a hex number: {trimmed:?}")),
+    })
+}
+
+/// The driver bound to the device at sysfs folder `dir`, if any.
+pub fn driver_of(dir: &Path) -> Result<Option<String>, PciError> {
+    link_name(&dir.join("driver"))
+}
+
+/// The driver bound to PCI function `address`, if any.
+pub fn bound_driver(roots: &Roots, address: PciAddress) -> Result<Option<String>, PciError> {
+    driver_of(&roots.device_dir(address))
+}
+
+/// The IOMMU group of PCI function `address`, or `None` when it has none (no IOMMU enabled).
+pub fn iommu_group(roots: &Roots, address: PciAddress) -> Result<Option<u32>, PciError> {
+    let link = roots.device_dir(address).join("iommu_group");
+    match link_name(&link)? {
+        None => Ok(None),
+        Some(name) => name.parse().map(Some).map_err(|_| PciError::Io {
+            path: link,
+            source: io::Error::new(io::ErrorKind::InvalidData, format!("IOMMU group {name:?} is not a number")),
+        }),
+    }
+}
+
+/// The PF of a virtual function (its `physfn` link), or `None` for a physical function.
+pub fn physical_function(roots: &Roots, address: PciAddress) -> Result<Option<PciAddress>, PciError> {
+    Ok(link_name(&roots.device_dir(address).join("physfn"))?.and_then(|name| name.parse().ok()))
+}
+
+/// True when the vfio-pci driver is registered (its folder exists under `bus/pci/drivers`).
+pub fn vfio_pci_loaded(roots: &Roots) -> bool {
+    roots.driver_dir(VFIO_PCI).is_dir()
+}
+
+/// A member of an IOMMU group that keeps the group from being viable for VFIO.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GroupBlocker {
+    /// The member's sysfs name (a PCI address for PCI devices).
+    pub member: String,
+    /// The host driver that holds it.
+    pub driver: String,
+}
+
+/// True for a PCI bridge, judged by its class code (0x0604 PCI-to-PCI, 0x0607 CardBus, 0x0609
+/// semi-transparent): the kernel lets bridges stay on their drivers in a VFIO group because their
+/// header type is not "normal" (`vfio_dev_driver_allowed` in `vfio_main.c`).
+fn is_bridge(dir: &Path) -> bool {
+    match read_hex(&dir.join("class")) {
+        Ok(class) => matches!(class >> 8, 0x0604 | 0x0607 | 0x0609),
+        Err(_) => false,
+    }
+}
+
+/// The members of IOMMU group `group`, other than `except`, that a host driver holds: the devices
+/// that keep the group from being viable. Bridges, unbound devices and devices on vfio-pci or
+/// pci-stub are fine (ecosystem.md §3.4 step 4).
+pub fn group_blockers(roots: &Roots, group: u32, except: PciAddress) -> Result<Vec<GroupBlocker>, PciError> {
+    let dir = roots.group_devices_dir(group);
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .map_err(io_err(&dir))?
+        .map(|entry| entry.map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect::<Result<_, _>>()
+        .map_err(io_err(&dir))?;
+    names.sort();
+    let me = except.to_string();
+    let mut blockers = Vec::new();
+    for name in names.into_iter().filter(|n| *n != me) {
+        let member_dir = dir.join(&name);
+        let Some(driver) = driver_of(&member_dir)? else { continue };
+        if VIABLE_DRIVERS.contains(&driver.as_str()) || is_bridge(&member_dir) {
+            continue;
+        }
+        blockers.push(GroupBlocker { member: name, driver });
+    }
+    Ok(blockers)
+}
+
+/// The kernel lockdown mode (`/sys/kernel/security/lockdown`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Lockdown {
+    /// No lockdown, or the kernel has no lockdown support.
+    None,
+    /// `integrity`: user space may not modify the running kernel.
+    Integrity,
+    /// `confidentiality`: additionally, user space may not read kernel memory.
+    Confidentiality,
+}
+
+impl Lockdown {
+    /// What lockdown means for ocetool, for `list` output and `-v`; `None` when not locked down.
+    pub fn note(self) -> Option<&'static str> {
+        match self {
+            Self::None => None,
+            Self::Integrity | Self::Confidentiality => Some(
+                "kernel lockdown is on: ocetool still works, because VFIO is allowed under lockdown; what lockdown \
+                 blocks is raw PCI access (mmap of /sys/bus/pci/devices/*/resourceN, config-space writes through \
+                 sysfs or /proc/bus/pci, /dev/mem, I/O ports), so tools built on those (setpci writes, direct-access \
+                 flash tools) fail",
+            ),
+        }
+    }
+}
+
+impl fmt::Display for Lockdown {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::None => "none",
+            Self::Integrity => "integrity",
+            Self::Confidentiality => "confidentiality",
+        })
+    }
+}
+
+/// Reads the lockdown mode: the bracketed word in `none [integrity] confidentiality`. A missing
+/// file (no lockdown LSM, or securityfs not mounted) reads as [`Lockdown::None`].
+pub fn lockdown(roots: &Roots) -> Lockdown {
+    let Ok(text) = std::fs::read_to_string(roots.lockdown_file()) else { return Lockdown::None };
+    let active = text.split_whitespace().find_map(|w| w.strip_prefix('[').and_then(|w| w.strip_suffix(']')));
+    match active {
+        Some("integrity") => Lockdown::Integrity,
+        Some("confidentiality") => Lockdown::Confidentiality,
+        _ => Lockdown::None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fake_sysfs::FakeTree;
+
+    #[test]
+    fn reads_lockdown_modes() {
+        let tree = FakeTree::new();
+        assert_eq!(lockdown(tree.roots()), Lockdown::None);
+        tree.set_lockdown("none [integrity] confidentiality\n");
+        assert_eq!(lockdown(tree.roots()), Lockdown::Integrity);
+        assert!(Lockdown::Integrity.note().unwrap().contains("VFIO is allowed under lockdown"));
+        tree.set_lockdown("none integrity [confidentiality]\n");
+        assert_eq!(lockdown(tree.roots()), Lockdown::Confidentiality);
+        tree.set_lockdown("[none] integrity confidentiality\n");
+        assert_eq!(lockdown(tree.roots()), Lockdown::None);
+        assert_eq!(Lockdown::None.note(), None);
+    }
+
+    #[test]
+    fn reads_hex_attributes() {
+        let tree = FakeTree::new();
+        let path = tree.roots().sysfs.join("x");
+        std::fs::write(&path, "0x10df\n").unwrap();
+        assert_eq!(read_hex(&path).unwrap(), 0x10df);
+        std::fs::write(&path, "bogus\n").unwrap();
+        assert!(matches!(read_hex(&path), Err(PciError::Io { .. })));
+    }
+
+    #[test]
+    fn bridges_and_stubs_do_not_block_a_group() {
+        let tree = FakeTree::new();
+        let me: PciAddress = "0000:03:00.0".parse().unwrap();
+        tree.device(me, 0x10df, 0x0720).group(5).driver("be2net");
+        tree.device("0000:00:1c.0".parse().unwrap(), 0x8086, 0xa110).class(0x060400).group(5).driver("pcieport");
+        tree.device("0000:03:00.2".parse().unwrap(), 0x10df, 0x0724).group(5).driver("pci-stub");
+        tree.device("0000:03:00.3".parse().unwrap(), 0x10df, 0x0722).group(5);
+        assert_eq!(group_blockers(tree.roots(), 5, me).unwrap(), vec![]);
+        tree.device("0000:03:00.1".parse().unwrap(), 0x10df, 0x0720).group(5).driver("be2net");
+        assert_eq!(
+            group_blockers(tree.roots(), 5, me).unwrap(),
+            vec![GroupBlocker { member: "0000:03:00.1".into(), driver: "be2net".into() }]
+        );
+    }
+}

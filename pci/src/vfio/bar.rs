@@ -1,0 +1,123 @@
+//! A memory BAR of a VFIO function: mmap'd when vfio-pci allows it, else read and written with
+//! pread/pwrite on the device fd; either way bounds-checked, an access outside reading all ones.
+
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+
+use pci_driver::regions::{MappedOwningPciRegion, OwningPciRegion, PciRegion};
+use volatile::VolatilePtr;
+
+use crate::RegisterIo;
+use crate::handoff::HandOff;
+
+/// What a read outside the BAR (or a failed one) returns: an unclaimed PCI read.
+const ALL_ONES: u32 = u32::MAX;
+
+#[derive(Debug)]
+enum Access {
+    /// The BAR mapped into this process; `len` bytes from `map.as_mut_ptr()`.
+    Mapped(MappedOwningPciRegion),
+    /// Not mappable (or the map failed): pread/pwrite through the VFIO device fd.
+    Fd(OwningPciRegion),
+}
+
+/// A memory BAR of a [`VfioFunction`](super::VfioFunction).
+#[derive(Debug)]
+pub struct VfioBar<'h> {
+    index: u8,
+    len: u64,
+    readable: bool,
+    writable: bool,
+    access: Access,
+    _handoff: PhantomData<&'h HandOff>,
+}
+
+impl VfioBar<'_> {
+    /// Maps `region` if vfio-pci allows it, else keeps it for pread/pwrite.
+    pub(super) fn new(index: u8, region: OwningPciRegion) -> Self {
+        let perms = region.permissions();
+        let (readable, writable) = (perms.can_read(), perms.can_write());
+        let mapped = if region.is_mappable() { region.map(.., perms).ok() } else { None };
+        let (len, access) = match mapped {
+            // The mapping covers the whole region (the range `..` is clamped to its length).
+            Some(map) => (map.len() as u64, Access::Mapped(map)),
+            None => (region.len(), Access::Fd(region)),
+        };
+        Self { index, len, readable, writable, access, _handoff: PhantomData }
+    }
+
+    /// The BAR index.
+    pub fn index(&self) -> u8 {
+        self.index
+    }
+
+    /// The BAR length in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True for an empty BAR (never: vfio-pci reports absent BARs as absent).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// True when registers are accessed through an mmap of the BAR, false for pread/pwrite.
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.access, Access::Mapped(_))
+    }
+
+    /// The register at `off` as a pointer into the mapping, if `off` is a whole, aligned register
+    /// inside the BAR and the BAR is mapped.
+    fn register(&self, off: u32) -> Option<NonNull<u32>> {
+        let Access::Mapped(map) = &self.access else { return None };
+        let off = usize::try_from(off).ok()?;
+        NonNull::new(map.as_mut_ptr().wrapping_add(off).cast::<u32>())
+    }
+
+    fn in_bounds(&self, off: u32) -> bool {
+        off % 4 == 0 && u64::from(off) + 4 <= self.len
+    }
+}
+
+impl RegisterIo for VfioBar<'_> {
+    fn read32(&self, off: u32) -> u32 {
+        if !self.in_bounds(off) || !self.readable {
+            return ALL_ONES;
+        }
+        match &self.access {
+            Access::Mapped(_) => match self.register(off) {
+                Some(reg) => {
+                    // SAFETY: `in_bounds` checked above that off is 4-aligned and off + 4 <= len,
+                    // the length of the live mapping owned by `self.access` (page-aligned, so the
+                    // register is aligned); the mapping is readable (`self.readable`). MMIO is only
+                    // touched through volatile accesses; no Rust reference to it exists.
+                    let value = unsafe { VolatilePtr::new_read_only(reg) }.read();
+                    u32::from_le(value)
+                }
+                None => ALL_ONES,
+            },
+            Access::Fd(region) => region.read_le_u32(u64::from(off)).unwrap_or(ALL_ONES),
+        }
+    }
+
+    fn write32(&self, off: u32, value: u32) {
+        if !self.in_bounds(off) || !self.writable {
+            return;
+        }
+        match &self.access {
+            Access::Mapped(_) => {
+                if let Some(reg) = self.register(off) {
+                    // SAFETY: as in `read32`: `in_bounds` checked the register lies inside the
+                    // live, page-aligned mapping owned by `self.access`, and the mapping was made
+                    // writable (`self.writable` comes from the same permissions it was mapped with).
+                    unsafe { VolatilePtr::new(reg) }.write(value.to_le());
+                }
+            }
+            // The trait is infallible: a failed pwrite is dropped, as a bus drops a write to an
+            // unclaimed address.
+            Access::Fd(region) => {
+                let _ = region.write_le_u32(u64::from(off), value);
+            }
+        }
+    }
+}

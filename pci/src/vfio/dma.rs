@@ -1,0 +1,196 @@
+//! DMA memory for a VFIO function: an anonymous mapping, locked in RAM, mapped into the IOMMU at a
+//! free IOVA inside the device's valid ranges, copied in and out word by word with volatile
+//! accesses, and removed from the IOMMU before it is freed.
+
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+use std::sync::atomic::{Ordering, fence};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use memmap2::{MmapMut, MmapRaw};
+use pci_driver::backends::vfio::VfioPciDevice;
+use pci_driver::device::PciDevice;
+use pci_driver::regions::Permissions;
+use volatile::VolatilePtr;
+
+use super::iova::IovaSpace;
+use crate::handoff::HandOff;
+use crate::{DmaBuffer, PciAddress, PciError, check_dma_range};
+
+/// The soft RLIMIT_MEMLOCK, as text for an error message.
+fn memlock_limit() -> String {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: `limit` is a valid, writable rlimit owned by this frame, as getrlimit(2) requires.
+    if unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut limit) } != 0 {
+        return "unknown".to_owned();
+    }
+    if limit.rlim_cur == libc::RLIM_INFINITY { "unlimited".to_owned() } else { format!("{} bytes", limit.rlim_cur) }
+}
+
+/// True for an error that means "over the locked-memory limit": mlock(2) says EAGAIN, ENOMEM or
+/// EPERM; the VFIO map ioctl says ENOMEM, which pci-driver passes on only inside its message.
+fn is_memlock_error(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::ENOMEM | libc::EPERM))
+        || e.to_string().contains(&format!("(os error {})", libc::ENOMEM))
+}
+
+/// A DMA buffer of a [`VfioFunction`](super::VfioFunction).
+#[derive(Debug)]
+pub struct VfioDma<'h> {
+    address: PciAddress,
+    device: Arc<VfioPciDevice>,
+    space: Arc<Mutex<IovaSpace>>,
+    /// The memory; `None` only while dropping.
+    memory: Option<MmapRaw>,
+    iova: u64,
+    len: usize,
+    mapped_len: usize,
+    _handoff: PhantomData<&'h HandOff>,
+}
+
+impl VfioDma<'_> {
+    /// Allocates `len` bytes (rounded up to `align`), locks them and maps them for the device.
+    pub(super) fn alloc(
+        address: PciAddress,
+        device: Arc<VfioPciDevice>,
+        space: Arc<Mutex<IovaSpace>>,
+        align: usize,
+        len: usize,
+    ) -> Result<Self, PciError> {
+        let fail = |reason: String| PciError::DmaAlloc { len, reason };
+        if len == 0 {
+            return Err(fail("a DMA buffer cannot be empty".into()));
+        }
+        let mapped_len = len.checked_next_multiple_of(align.max(1)).ok_or_else(|| fail("too large".into()))?;
+        let memory: MmapRaw = MmapMut::map_anon(mapped_len).map_err(|e| fail(e.to_string()))?.into();
+        memory.lock().map_err(|e| {
+            if is_memlock_error(&e) {
+                PciError::Memlock { len: mapped_len, limit: memlock_limit() }
+            } else {
+                fail(format!("mlock: {e}"))
+            }
+        })?;
+        let iova = space.lock().unwrap_or_else(PoisonError::into_inner).reserve(mapped_len as u64).map_err(fail)?;
+        // SAFETY: `memory` is a live, locked anonymous mapping of `mapped_len` bytes that the
+        // `VfioDma` built below owns; its `Drop` removes this IOVA range from the IOMMU before the
+        // memory is unmapped, and leaks the memory instead if the removal fails. `iova` and
+        // `mapped_len` are multiples of the IOMMU page size and inside a valid range (IovaSpace).
+        let mapped = unsafe { device.iommu().map(iova, mapped_len, memory.as_ptr(), Permissions::ReadWrite) };
+        if let Err(source) = mapped {
+            space.lock().unwrap_or_else(PoisonError::into_inner).release(iova);
+            return Err(if is_memlock_error(&source) {
+                PciError::Memlock { len: mapped_len, limit: memlock_limit() }
+            } else {
+                PciError::DmaMap { address, iova, len: mapped_len, source }
+            });
+        }
+        Ok(Self { address, device, space, memory: Some(memory), iova, len, mapped_len, _handoff: PhantomData })
+    }
+
+    /// Byte `at` of the buffer as a pointer, or `None` while dropping.
+    fn at<T>(&self, at: usize) -> Option<NonNull<T>> {
+        let base = self.memory.as_ref()?.as_mut_ptr();
+        NonNull::new(base.wrapping_add(at).cast::<T>())
+    }
+
+    fn store_u32(&self, at: usize, value: u32) {
+        if let Some(p) = self.at::<u32>(at) {
+            // SAFETY: callers pass a 4-aligned `at` with at + 4 <= self.len, checked by
+            // `check_dma_range` in `write_at`; the page-aligned mapping `self.memory` is live and
+            // at least `len` bytes long. DMA memory is only touched through volatile accesses.
+            unsafe { VolatilePtr::new(p) }.write(value);
+        }
+    }
+
+    fn store_u8(&self, at: usize, value: u8) {
+        if let Some(p) = self.at::<u8>(at) {
+            // SAFETY: at < self.len, checked by `check_dma_range` in `write_at`; the mapping is live.
+            unsafe { VolatilePtr::new(p) }.write(value);
+        }
+    }
+
+    fn load_u32(&self, at: usize) -> u32 {
+        match self.at::<u32>(at) {
+            // SAFETY: as in `store_u32`, checked by `check_dma_range` in `read_at`.
+            Some(p) => unsafe { VolatilePtr::new_read_only(p) }.read(),
+            None => 0,
+        }
+    }
+
+    fn load_u8(&self, at: usize) -> u8 {
+        match self.at::<u8>(at) {
+            // SAFETY: as in `store_u8`, checked by `check_dma_range` in `read_at`.
+            Some(p) => unsafe { VolatilePtr::new_read_only(p) }.read(),
+            None => 0,
+        }
+    }
+}
+
+impl DmaBuffer for VfioDma<'_> {
+    fn iova(&self) -> u64 {
+        self.iova
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn write_at(&self, off: usize, src: &[u8]) -> Result<(), PciError> {
+        check_dma_range(off, src.len(), self.len)?;
+        let mut i = 0;
+        while i < src.len() {
+            let at = off + i;
+            match src.get(i..i + 4) {
+                Some(&[a, b, c, d]) if at % 4 == 0 => {
+                    self.store_u32(at, u32::from_ne_bytes([a, b, c, d]));
+                    i += 4;
+                }
+                _ => {
+                    self.store_u8(at, src[i]);
+                    i += 1;
+                }
+            }
+        }
+        // The device must see the bytes before anything the caller does next (a doorbell write).
+        fence(Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn read_at(&self, off: usize, dst: &mut [u8]) -> Result<(), PciError> {
+        check_dma_range(off, dst.len(), self.len)?;
+        // Nothing read below may be satisfied before the caller's earlier completion check.
+        fence(Ordering::SeqCst);
+        let mut i = 0;
+        while i < dst.len() {
+            let at = off + i;
+            if at % 4 == 0 && dst.len() - i >= 4 {
+                dst[i..i + 4].copy_from_slice(&self.load_u32(at).to_ne_bytes());
+                i += 4;
+            } else {
+                dst[i] = self.load_u8(at);
+                i += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for VfioDma<'_> {
+    fn drop(&mut self) {
+        match self.device.iommu().unmap(self.iova, self.mapped_len) {
+            Ok(()) => {
+                self.space.lock().unwrap_or_else(PoisonError::into_inner).release(self.iova);
+                drop(self.memory.take());
+            }
+            Err(err) => {
+                // The device may still reach this memory: never give it back to the allocator.
+                std::mem::forget(self.memory.take());
+                eprintln!(
+                    "ocetool: warning: cannot remove IOVA {:#x} ({} bytes) of {} from the IOMMU ({err}); its memory is \
+                     kept until exit",
+                    self.iova, self.mapped_len, self.address
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! Every choice the emulator makes where the public sources are silent, in one place.
+//!
+//! `spec/protocol.md` §10 and `spec/ufi-firmware.md` §8 list what nobody public knows about the
+//! OCe14000; `design.md` §6 decides what the emulator assumes instead. This module holds those
+//! decisions, and nothing else holds a value that the spec does not back. **If you have a real
+//! adapter, distrust every item here first**: each doc comment says what it stands in for, so a
+//! difference between the emulator and your hardware can be traced to one line.
+//!
+//! Facts that the spec *does* state (register offsets, bit positions, command layouts, status
+//! codes) live in `oce-mailbox` and are cited there; they are not repeated here.
+
+use std::time::Duration;
+
+// ---------------------------------------------------------------------------------------------
+// PCI identity (design.md §6; spec/protocol.md §1)
+// ---------------------------------------------------------------------------------------------
+
+/// Subsystem vendor ID. Emulex's vendor ID; that OCe14102 boards carry it as subsystem vendor is
+/// an assumption (design.md §6).
+pub const SUBSYSTEM_VENDOR_ID: u16 = 0x10DF;
+/// Subsystem ID of an "OCe14102-class" board. **Assumed** (design.md §6): no public source lists
+/// OCe14000 subsystem IDs.
+pub const SUBSYSTEM_ID: u16 = 0xE702;
+/// PCI revision ID (config 0x08 bits 7:0). **Assumed** equal to the ASIC revision byte.
+pub const PCI_REVISION_ID: u8 = ASIC_REVISION;
+/// SLI_INTF for a PF: valid 0b110, if_type 0, family 0xF, SLI rev 4, FT 0. **Inferred** by
+/// spec/protocol.md §1.3 from ocrdma; no public source prints a real value.
+pub const SLI_INTF_PF: u32 = 0xC000_0F40;
+/// ASIC revision byte (ASIC_ID bits 7:0, QUERY_FIRMWARE_CONFIG asic_revision). 0x10 ("B0") is
+/// **assumed** (spec/protocol.md §10: real values unknown).
+pub const ASIC_REVISION: u8 = 0x10;
+/// ASIC_ID (config 0x9C): generation 0x04 (Skyhawk, a fact from ocrdma) in bits 15:8, the
+/// assumed revision in bits 7:0.
+pub const ASIC_ID: u32 = (0x04 << 8) | ASIC_REVISION as u32;
+/// PCICFG_ONLINE0 / ONLINE1 (pcicfg 0xB0/0xB4): per-block "online" bits whose meaning no public
+/// source gives (be2net only logs them). **Arbitrary**, chosen not to look like all ones.
+pub const ONLINE: [u32; 2] = [0x7FFF_FFFF, 0x0000_FFFF];
+
+// ---------------------------------------------------------------------------------------------
+// BARs and DMA (spec/protocol.md §2.1: "BAR sizes are not stated anywhere")
+// ---------------------------------------------------------------------------------------------
+
+/// BAR0 (pcicfg) length. **Assumed**: BAR0 is modelled as a memory-mapped view of the 4 KiB
+/// configuration space, which is what "offsets within the pcicfg mapping = config-space offsets"
+/// (spec §2.5) suggests.
+pub const BAR0_LEN: u64 = 0x1000;
+/// BAR4 (doorbells) length. **Assumed** 64 KiB: the mailbox at 0x160 plus room for the 4 KiB
+/// RoCE doorbell pages ocrdma uses (spec §2.2), of which the emulator models none.
+pub const BAR4_LEN: u64 = 0x1_0000;
+/// Addresses the emulated BIOS "assigned" to BAR0 and BAR4 (64-bit memory BARs; Skyhawk's use of
+/// BAR0/2/4 suggests 64-bit BARs, an inference). Only what config space reads back; the emulator
+/// never decodes them. BAR2 (RoCE DPP) is not modelled.
+pub const BAR_ADDRESSES: [(u8, u64); 2] = [(0, 0x0000_00A0_0000_0000), (4, 0x0000_00A0_0001_0000)];
+
+/// First IOVA handed out. Above 16 GiB (bits 34+ set) so the mailbox doorbell's HI half is
+/// non-zero and a host that drops or mis-shifts it fails; bits 33:32 are also set so a host that
+/// loses them in the LO half fails too. Not a hardware fact: a testing choice.
+pub const IOVA_BASE: u64 = 0x0000_0037_0000_0000;
+/// IOVA page size of the emulated IOMMU.
+pub const IOVA_PAGE: u64 = 4096;
+/// Every DMA buffer starts this many bytes after a page boundary, so a host that uses the start
+/// of its buffer as the mailbox (instead of rounding up to 16 bytes, spec §3.1) fails.
+pub const IOVA_SKEW: u64 = 8;
+/// Unmapped bytes left after every buffer, so an overrun faults instead of reaching a neighbour.
+pub const IOVA_GUARD: u64 = 4096;
+/// Largest single DMA allocation the emulator grants (the biggest command buffer be2net uses is
+/// 32 804 bytes; this leaves room for tests).
+pub const MAX_DMA_ALLOC: usize = 16 << 20;
+/// Largest non-embedded command buffer the emulated firmware will read through an SGE. Larger
+/// SGE lengths answer [`STATUS_SGE_TOO_LONG`] without touching host memory.
+pub const MAX_NON_EMBEDDED_LEN: usize = 1 << 20;
+
+// ---------------------------------------------------------------------------------------------
+// Timing, counted in register reads (never wall-clock time)
+// ---------------------------------------------------------------------------------------------
+
+/// Reads of the mailbox doorbell that return RDY = 0 after a HI write before RDY is 1 again.
+/// Real firmware latency is unknown; one read is enough to catch a host that skips the poll.
+pub const READY_DELAY_READS: u32 = 1;
+/// Reads that return RDY = 0 after the LO write; the command executes on the read after them.
+pub const EXEC_DELAY_READS: u32 = 2;
+/// Reads of the semaphore (config 0x94) spent at each POST stage before the next one shows.
+pub const POST_READS_PER_STAGE: u32 = 1;
+/// The POST stages walked after power-on or a chip reset (design.md §6). The stage values are
+/// facts (spec §2.4); that the firmware passes through exactly these, in this order, is assumed.
+pub const POST_STAGES: [u16; 4] = [0x0000, 0x0001, 0x0002, 0xC000];
+/// Index in [`POST_STAGES`] where a failed boot stops (with the error bit set): the firmware
+/// image is assumed to be checked after "host ready".
+pub const POST_FAILED_STAGE_INDEX: usize = 2;
+
+// ---------------------------------------------------------------------------------------------
+// Doorbell strictness
+// ---------------------------------------------------------------------------------------------
+
+/// A LO write consumes the latched HI half, so every command needs its own HI write (as be2net
+/// does). Whether real hardware keeps the latch is unknown; consuming it is the stricter choice.
+pub const LO_CONSUMES_HI_LATCH: bool = true;
+
+// ---------------------------------------------------------------------------------------------
+// Status codes for malformed requests (the spec names the codes, not when firmware uses them)
+// ---------------------------------------------------------------------------------------------
+
+/// Base status for a non-embedded SGE longer than [`MAX_NON_EMBEDDED_LEN`]: ILLEGAL_FIELD (3).
+pub const STATUS_SGE_TOO_LONG: u16 = 3;
+/// Base status for a WRB that is neither embedded nor carries exactly one SGE: ILLEGAL_FIELD (3).
+pub const STATUS_BAD_SGE_COUNT: u16 = 3;
+/// Base status when the request header's `request_length` does not fit a non-embedded buffer, or
+/// the body is too short for the command's fields: INVALID_LENGTH (116). Embedded requests may
+/// declare more than the 220 body bytes a WRB holds (be2net does for MODIFY_EQ_DELAY, spec §8
+/// item 7), so the emulator does not check their length against the WRB.
+pub const STATUS_BAD_LENGTH: u16 = 116;
+/// Base status when the header's `domain` names a VF: ILLEGAL_FIELD (3). The emulated PF has no
+/// VFs (num_vfs 0, spec §8 item 6).
+pub const STATUS_NO_SUCH_DOMAIN: u16 = 3;
+/// Base status when the SGE buffer of a non-embedded command is not mapped: FAILED (1), and a
+/// [`crate::Event::DmaFault`] is logged. What real firmware does on an IOMMU fault is unknown.
+pub const STATUS_SGE_DMA_FAULT: u16 = 1;
+
+// ---------------------------------------------------------------------------------------------
+// The factory-fresh adapter (design.md §4, §6)
+// ---------------------------------------------------------------------------------------------
+
+/// Model string (GET_CNTL_ATTRIBUTES controller_model_number).
+pub const MODEL: &str = "OCe14102";
+/// Controller description. **Invented** wording.
+pub const DESCRIPTION: &str = "Emulex OneConnect OCe14102 10Gb 2-port (emulated)";
+/// Manufacturer name.
+pub const MANUFACTURER: &str = "Emulex";
+/// Physical ports on the board.
+pub const PORT_COUNT: u8 = 2;
+/// The OUI every emulated MAC starts with (Emulex's, 00:00:c9).
+pub const MAC_OUI: [u8; 3] = [0x00, 0x00, 0xC9];
+/// Serial number prefix; the rest is random per state directory. The real serial encoding is
+/// unknown (spec §10); the emulator stores an ASCII string in the 32-byte field, NUL-padded.
+pub const SERIAL_PREFIX: &str = "EMU";
+/// The factory firmware version on flash and running. A version of the real 11.1 line (the file
+/// name `oc14-11.1.172.23.ufi` is public, ufi-firmware.md §7); its contents are synthetic.
+pub const FACTORY_FIRMWARE_VERSION: &str = "11.1.172.23";
+/// Size of the flash file: the flash address space modelled (design.md §6).
+pub const FLASH_LEN: u64 = 16 << 20;
+
+/// Privilege mask of the PF (GET_FN_PRIVILEGES): every bit be2net names, spec §8 item 6.
+pub const PF_PRIVILEGES: u32 = 0x7FF;
+/// GET_PORT_NAME answer: one character per port (spec §8 item 6 "0123").
+pub const PORT_NAMES: [u8; 4] = *b"0123";
+/// Link state of every port: up, 10 Gb/s (spec §8 item 6: speed code 4, link_speed 1000 × 10 Mb/s).
+pub const LINK_SPEED_CODE: u8 = 4;
+/// `link_speed` in units of 10 Mb/s.
+pub const LINK_SPEED_10MBPS: u16 = 1000;
+/// PHY interface type: SFP+ 10G (3). **Assumed** for an OCe14102 (SFP+ board).
+pub const PHY_INTERFACE_TYPE: u16 = 3;
+/// PHY vendor/type code. **Invented**: be2net stores it without interpreting it.
+pub const PHY_TYPE: u16 = 0;
+/// Speeds the PHY supports: 1G (0x4) | 10G (0x8).
+pub const PHY_SPEEDS: u16 = 0x4 | 0x8;
+/// How long ENABLE_DISABLE_BEACON's state lasts: the emulator keeps it until changed or reset
+/// and ignores the duration fields (their semantics are not public).
+pub const BEACON_IGNORES_DURATION: bool = true;
+
+/// Timeout the emulator suggests for host polls in tests: generous, since nothing real waits.
+pub const SUGGESTED_TEST_TIMEOUT: Duration = Duration::from_secs(4);
+
+// ---------------------------------------------------------------------------------------------
+// Profiles (design.md §6: "IDs are ours, not Broadcom's"; spec/protocol.md §6.4, §10)
+// ---------------------------------------------------------------------------------------------
+
+/// One profile the emulated adapter offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProfileDefinition {
+    /// Profile ID. **Invented**: real IDs are not public. Deliberately neither 0-based nor
+    /// contiguous nor sorted like the list, so a tool that hard-codes IDs or list positions fails.
+    pub id: u8,
+    /// Description string (GET_PROFILE_LIST). The names follow vendor marketing (ecosystem.md
+    /// §1.3); the exact strings real firmware returns are unknown.
+    pub name: &'static str,
+    /// PCIe descriptor `pf_type` of the NIC PF: MISSION_NIC (1) or MISSION_RDMA (8), the be2net
+    /// values (spec §5.8). That RoCE profiles use MISSION_RDMA is design.md §6's assumption.
+    pub pf_type: u8,
+    /// EQs the NIC descriptor grants. RoCE profiles get more, since be2net gives half of them to
+    /// RoCE (spec §5.7). **Invented** numbers.
+    pub eq_count: u16,
+}
+
+/// The profile list, in list order.
+pub const PROFILES: [ProfileDefinition; 5] = [
+    ProfileDefinition { id: 0x11, name: "NIC", pf_type: 1, eq_count: 16 },
+    ProfileDefinition { id: 0x14, name: "NIC+iSCSI", pf_type: 1, eq_count: 16 },
+    ProfileDefinition { id: 0x15, name: "NIC+FCoE", pf_type: 1, eq_count: 16 },
+    ProfileDefinition { id: 0x1A, name: "RoCE-1 (NIC+RoCE)", pf_type: 8, eq_count: 32 },
+    ProfileDefinition { id: 0x1B, name: "RoCE-2 (NIC+RoCE)", pf_type: 8, eq_count: 32 },
+];
+
+/// The factory profile: NIC (design.md §4).
+pub const FACTORY_PROFILE_ID: u8 = 0x11;
+
+/// NIC resource limits every profile grants (GET_FUNC_CONFIG, GET_PROFILE_CONFIG NIC v1
+/// descriptor). be2net needs at least one of each and `cap_flags` with the basic filters
+/// (spec §5.7); these values are **invented** but generous.
+pub mod nic_limits {
+    /// Unicast MAC filters.
+    pub const UNICAST_MAC_COUNT: u16 = 32;
+    /// MCC queues.
+    pub const MCC_COUNT: u16 = 1;
+    /// VLAN filters.
+    pub const VLAN_COUNT: u16 = 64;
+    /// Multicast MAC filters.
+    pub const MCAST_MAC_COUNT: u16 = 64;
+    /// TX queues.
+    pub const TXQ_COUNT: u16 = 16;
+    /// RX queues (RSS queues + the default queue).
+    pub const RQ_COUNT: u16 = 17;
+    /// RSS queues.
+    pub const RSSQ_COUNT: u16 = 16;
+    /// Completion queues.
+    pub const CQ_COUNT: u16 = 64;
+    /// Interfaces.
+    pub const IFACE_COUNT: u16 = 8;
+    /// Interface capability flags: everything be2net asks for (spec §8 item 6).
+    pub const CAP_FLAGS: u32 = 0x0100_1BBC;
+    /// Maximum bandwidth, percent of link speed (the v1 descriptor's unit on Skyhawk, spec §5.8).
+    pub const BW_MAX_PERCENT: u32 = 100;
+    /// PORT descriptor mc_type: MC_NONE (1), no multi-channel (spec §8 item 6).
+    pub const MC_TYPE_NONE: u8 = 1;
+    /// PCIe descriptor pf_state: enabled.
+    pub const PF_STATE_ENABLED: u8 = 1;
+}

@@ -1,0 +1,149 @@
+//! The event log: host protocol violations and notable device actions, recorded for tests.
+//!
+//! A real adapter silently ignores (or hangs on) a host that breaks the mailbox handshake; the
+//! emulator ignores the same writes but also records what happened, so a test can assert that a
+//! host bug was seen rather than only that "something timed out".
+
+use std::collections::VecDeque;
+
+use oce_mailbox::CompletionStatus;
+
+/// Something the emulated adapter observed or did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Event {
+    /// A mailbox LO write arrived with no HI half latched (spec/protocol.md §3.2 step 2 skipped).
+    /// The write was ignored.
+    LoBeforeHi {
+        /// The value written.
+        value: u32,
+    },
+    /// The LO write named an address 1–15 bytes below a mapped DMA buffer: the host posted a
+    /// mailbox that is not 16-byte aligned, and the doorbell's encoding dropped address bits 3:0
+    /// (spec/protocol.md §3.1). The write was ignored.
+    UnalignedMailbox {
+        /// The start of the host's buffer (where the host probably meant the mailbox to be).
+        address: u64,
+    },
+    /// A doorbell write while RDY read 0 (between HI and LO before RDY returned, or while a
+    /// command executed). The write was ignored.
+    WriteWhileBusy {
+        /// The value written.
+        value: u32,
+    },
+    /// A doorbell write before POST completed (or after it failed). The write was ignored.
+    WriteBeforePost {
+        /// The value written.
+        value: u32,
+    },
+    /// The firmware tried to reach host memory that is not mapped in the IOVA table (a wrong
+    /// address encoding, a freed buffer, an SGE pointing nowhere).
+    DmaFault {
+        /// The bus address.
+        iova: u64,
+        /// The length of the access.
+        len: usize,
+    },
+    /// A fw_init or fw_clean signature WRB was executed (spec/protocol.md §3.7).
+    Signature {
+        /// Which one.
+        kind: SignatureKind,
+    },
+    /// A command WRB was executed and completed with `status`.
+    Command {
+        /// Subsystem byte of the request header.
+        subsystem: u8,
+        /// Opcode.
+        opcode: u8,
+        /// Command version.
+        version: u8,
+        /// The status written into the completion.
+        status: CompletionStatus,
+    },
+    /// A chip soft reset was requested (pcicfg 0x5C bit 7); POST restarts.
+    ChipReset,
+    /// The adapter was power-cycled; POST restarts.
+    PowerCycle,
+    /// The boot decided at POST: which firmware section runs, or that POST failed.
+    Boot {
+        /// The outcome.
+        outcome: BootOutcome,
+    },
+    /// Saving the state directory failed; the running model carries on in memory.
+    StateSaveFailed {
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// The two signature WRBs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignatureKind {
+    /// `FF 12 34 FF FF 56 78 FF`.
+    FwInit,
+    /// `FF AA BB FF FF CC DD FF`.
+    FwClean,
+}
+
+/// What POST booted (design.md §6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BootOutcome {
+    /// The active firmware section (type 0xA0) passed its CRC check and runs.
+    Primary,
+    /// The active section was bad; the backup (0xB0) runs and semaphore bit 30 is set.
+    Backup,
+    /// Neither section is bootable: POST stops with the error bit (31) set.
+    Failed,
+}
+
+/// Most events kept; older ones are dropped first so a looping host cannot exhaust memory.
+const EVENT_LOG_CAPACITY: usize = 4096;
+
+/// A bounded log of [`Event`]s.
+#[derive(Debug, Default)]
+pub(crate) struct EventLog {
+    events: VecDeque<Event>,
+    dropped: u64,
+}
+
+impl EventLog {
+    pub(crate) fn push(&mut self, event: Event) {
+        if self.events.len() == EVENT_LOG_CAPACITY {
+            self.events.pop_front();
+            self.dropped += 1;
+        }
+        self.events.push_back(event);
+    }
+
+    pub(crate) fn snapshot(&self) -> Vec<Event> {
+        self.events.iter().cloned().collect()
+    }
+
+    pub(crate) fn take(&mut self) -> Vec<Event> {
+        self.events.drain(..).collect()
+    }
+
+    pub(crate) fn dropped(&self) -> u64 {
+        self.dropped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_is_bounded_and_keeps_the_newest() {
+        let mut log = EventLog::default();
+        for value in 0..(EVENT_LOG_CAPACITY as u32 + 10) {
+            log.push(Event::LoBeforeHi { value });
+        }
+        let events = log.snapshot();
+        assert_eq!(events.len(), EVENT_LOG_CAPACITY);
+        assert_eq!(events[0], Event::LoBeforeHi { value: 10 });
+        assert_eq!(log.dropped(), 10);
+        assert_eq!(log.take().len(), EVENT_LOG_CAPACITY);
+        assert!(log.snapshot().is_empty());
+    }
+}

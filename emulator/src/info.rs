@@ -1,0 +1,126 @@
+//! [`EmulatorInfo`]: a read-only snapshot of the emulated adapter for `ocetool emulator show`.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::assumptions::{LINK_SPEED_10MBPS, PORT_NAMES, PROFILES};
+use crate::config::{DEVICE_ID, VENDOR_ID};
+use crate::events::BootOutcome;
+use crate::faults::Faults;
+use crate::model::Model;
+use crate::state::MacAddress;
+
+/// One physical port.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PortInfo {
+    /// Port index (0-based).
+    pub index: u8,
+    /// Port name as GET_PORT_NAME reports it.
+    pub name: String,
+    /// Permanent MAC.
+    pub mac: MacAddress,
+    /// Link up (always, in the emulator).
+    pub link_up: bool,
+    /// Link speed in Mb/s.
+    pub speed_mbps: u32,
+}
+
+/// Firmware versions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FirmwareInfo {
+    /// What runs (what was on flash at the last POST); `None` when POST failed.
+    pub running: Option<String>,
+    /// What is on flash now (`ver_data` of the 0xA0 entry); `None` if no directory is found.
+    pub stored: Option<String>,
+    /// Which section booted.
+    pub boot: BootOutcome,
+}
+
+/// One profile of the list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProfileInfo {
+    /// Profile ID (the emulator's own numbering).
+    pub id: u8,
+    /// Description.
+    pub name: String,
+    /// True for a NIC+RoCE profile.
+    pub roce: bool,
+    /// True for the running profile.
+    pub active: bool,
+    /// True for the profile the next POST activates.
+    pub next: bool,
+}
+
+/// A snapshot of the emulated adapter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EmulatorInfo {
+    /// The state directory.
+    pub state_dir: PathBuf,
+    /// PCI vendor ID.
+    pub vendor_id: u16,
+    /// PCI device ID.
+    pub device_id: u16,
+    /// Model name.
+    pub model: String,
+    /// Serial number.
+    pub serial: String,
+    /// Physical ports.
+    pub ports: Vec<PortInfo>,
+    /// Firmware versions.
+    pub firmware: FirmwareInfo,
+    /// The profile list, with active and next marked.
+    pub profiles: Vec<ProfileInfo>,
+    /// QUERY_FIRMWARE_CONFIG `function_mode` of the running profile.
+    pub function_mode: u32,
+    /// The POST semaphore (config 0x94) as it reads now.
+    pub semaphore: u32,
+    /// Faults set.
+    pub faults: Faults,
+}
+
+impl EmulatorInfo {
+    pub(crate) fn of(model: &Model) -> Self {
+        let state = &model.state;
+        let ports = state
+            .identity
+            .macs
+            .iter()
+            .enumerate()
+            .map(|(i, mac)| PortInfo {
+                index: i as u8,
+                name: char::from(PORT_NAMES[i % PORT_NAMES.len()]).to_string(),
+                mac: *mac,
+                link_up: true,
+                speed_mbps: u32::from(LINK_SPEED_10MBPS) * 10,
+            })
+            .collect();
+        let profiles = PROFILES
+            .iter()
+            .map(|p| ProfileInfo {
+                id: p.id,
+                name: p.name.to_owned(),
+                roce: state.nvram.saved.get(&p.id).map_or(p.pf_type == crate::profiles::MISSION_RDMA, |c| c.is_roce()),
+                active: p.id == state.runtime.active_profile,
+                next: p.id == state.nvram.next_profile,
+            })
+            .collect();
+        Self {
+            state_dir: model.dir.clone(),
+            vendor_id: VENDOR_ID,
+            device_id: DEVICE_ID,
+            model: state.identity.model.clone(),
+            serial: state.identity.serial.clone(),
+            ports,
+            firmware: FirmwareInfo {
+                running: state.runtime.running_version.clone(),
+                stored: model.flash.stored_version(state.runtime.flash_directory_offset),
+                boot: state.runtime.boot,
+            },
+            profiles,
+            function_mode: state.runtime.active.function_mode(),
+            semaphore: model.semaphore(),
+            faults: state.faults.clone(),
+        }
+    }
+}

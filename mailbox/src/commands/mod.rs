@@ -10,18 +10,27 @@
 mod support;
 
 mod attributes;
+pub mod descriptors;
+mod func_config;
 mod fw_config;
 mod link;
 mod port;
 mod privileges;
+mod profile_config;
 mod profiles;
 mod version;
 
 pub use attributes::{CntlAttributes, GetCntlAttributes};
+pub use descriptors::{
+    DescriptorFlags, DescriptorVersion, McType, NicDescriptor, PcieDescriptor, PfType, PortDescriptor,
+    ResourceDescriptor,
+};
+pub use func_config::{FuncConfig, GetFuncConfig, MAX_RESOURCE_DESC};
 pub use fw_config::{FirmwareConfig, FunctionCaps, FunctionMode, QueryFirmwareConfig, UlpResources};
 pub use link::{GetPhyDetails, LinkStatus, LinkStatusQuery, MacSpeed, PhyDetails, PhyInterface, PhySpeeds};
 pub use port::{BeaconState, EnableDisableBeacon, GetBeaconState, GetPortName, PortName};
 pub use privileges::{FnPrivileges, GetFnPrivileges};
+pub use profile_config::{GetProfileConfig, ProfileConfig, ProfileSelector, SetProfileConfig};
 pub use profiles::{ActiveProfile, GetActiveProfile, GetProfileList, ProfileList, ProfileListEntry, SetActiveProfile};
 pub use support::format_mac;
 pub use version::{FunctionReset, FwVersion, GetFwVersion};

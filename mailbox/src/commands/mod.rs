@@ -14,6 +14,7 @@ pub mod descriptors;
 mod func_config;
 mod fw_config;
 mod link;
+mod mac_list;
 mod port;
 mod privileges;
 mod profile_config;
@@ -28,6 +29,7 @@ pub use descriptors::{
 pub use func_config::{FuncConfig, GetFuncConfig, MAX_RESOURCE_DESC};
 pub use fw_config::{FirmwareConfig, FunctionCaps, FunctionMode, QueryFirmwareConfig, UlpResources};
 pub use link::{GetPhyDetails, LinkStatus, LinkStatusQuery, MacSpeed, PhyDetails, PhyInterface, PhySpeeds};
+pub use mac_list::{GetMacList, MacEntry, MacList};
 pub use port::{BeaconState, EnableDisableBeacon, GetBeaconState, GetPortName, PortName};
 pub use privileges::{FnPrivileges, GetFnPrivileges};
 pub use profile_config::{GetProfileConfig, ProfileConfig, ProfileSelector, SetProfileConfig};

@@ -153,9 +153,7 @@ impl Emulator {
     /// Cold boot: the running state is rebuilt (the next-boot profile becomes active, the
     /// firmware on flash runs, beacons go off) and POST starts again from 0x0000.
     pub fn power_cycle(&self) -> Result<(), EmulatorError> {
-        let mut model = self.model();
-        model.power_cycle();
-        model.save()
+        self.model().power_cycle()
     }
 
     /// Everything the adapter has logged so far (oldest first).

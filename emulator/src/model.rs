@@ -200,24 +200,25 @@ impl Model {
     pub(crate) fn chip_reset(&mut self) {
         self.log(Event::ChipReset);
         self.boot();
+        self.save_or_log();
     }
 
     /// Cold boot: config space back to power-on values, then POST.
-    pub(crate) fn power_cycle(&mut self) {
+    pub(crate) fn power_cycle(&mut self) -> Result<(), EmulatorError> {
         self.log(Event::PowerCycle);
         self.config = ConfigRegisters::power_on();
         self.boot();
+        self.save()
     }
 
     /// POST: check the flash, rebuild the running state (the next profile becomes active, the
-    /// booted section's version runs), restart the semaphore walk and save.
+    /// booted section's version runs) and restart the semaphore walk. The caller saves.
     fn boot(&mut self) {
         let check = self.flash.boot_check(self.state.runtime.flash_directory_offset);
         self.state.runtime = Runtime::after_post(&self.state.nvram, self.state.identity.macs.len(), &check);
         self.post = PostWalk::start(check.outcome, self.timing.post_reads_per_stage);
         self.doorbell.reset();
         self.log(Event::Boot { outcome: check.outcome });
-        self.save_or_log();
     }
 
     /// The semaphore value now, without moving the POST walk.

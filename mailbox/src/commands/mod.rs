@@ -11,10 +11,12 @@ mod support;
 
 mod attributes;
 pub mod descriptors;
+mod flashrom;
 mod func_config;
 mod fw_config;
 mod link;
 mod mac_list;
+mod object;
 mod port;
 mod privileges;
 mod profile_config;
@@ -26,10 +28,15 @@ pub use descriptors::{
     DescriptorFlags, DescriptorVersion, McType, NicDescriptor, PcieDescriptor, PfType, PortDescriptor,
     ResourceDescriptor,
 };
+pub use flashrom::{FlashCrc, FlashOpType, FlashromOp, ReadFlashrom, WriteFlashrom};
 pub use func_config::{FuncConfig, GetFuncConfig, MAX_RESOURCE_DESC};
 pub use fw_config::{FirmwareConfig, FunctionCaps, FunctionMode, QueryFirmwareConfig, UlpResources};
 pub use link::{GetPhyDetails, LinkStatus, LinkStatusQuery, MacSpeed, PhyDetails, PhyInterface, PhySpeeds};
 pub use mac_list::{GetMacList, MacEntry, MacList};
+pub use object::{
+    ChangeStatus, FW_DOWNLOAD_LOCATION, OBJECT_CHUNK, OBJECT_EOF, ObjectBuffer, ReadObject, ReadObjectResponse,
+    WriteObject, WriteObjectResponse,
+};
 pub use port::{BeaconState, EnableDisableBeacon, GetBeaconState, GetPortName, PortName};
 pub use privileges::{FnPrivileges, GetFnPrivileges};
 pub use profile_config::{GetProfileConfig, ProfileConfig, ProfileSelector, SetProfileConfig};

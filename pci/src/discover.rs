@@ -10,11 +10,23 @@ use crate::ids::{Chip, FunctionKind, identify};
 use crate::sysfs::{self, Lockdown, Roots, VFIO_PCI};
 use crate::{PciAddress, PciError};
 
+/// Which PCI functions [`discover`] reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// OneConnect functions only.
+    OneConnect,
+    /// OneConnect functions, and every other PCI function in [`Inventory::other_functions`]
+    /// (`ocetool list --all`: what else shares the IOMMU groups, what the test guest has).
+    All,
+}
+
 /// Everything `ocetool list` shows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Inventory {
     /// The adapters found, in address order.
     pub adapters: Vec<Adapter>,
+    /// With [`Scope::All`], the PCI functions that are not OneConnect functions; else empty.
+    pub other_functions: Vec<OtherFunction>,
     /// Whether the vfio-pci driver is loaded.
     pub vfio_pci_loaded: bool,
     /// The kernel lockdown mode.
@@ -65,6 +77,30 @@ pub struct FunctionInfo {
     /// The blockers, typed.
     #[serde(skip)]
     pub blockers: Vec<Blocker>,
+}
+
+/// A PCI function that is not a OneConnect function.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OtherFunction {
+    /// The function's address.
+    pub address: PciAddress,
+    /// PCI vendor ID (JSON: `"0x8086"`).
+    #[serde(serialize_with = "hex16")]
+    pub vendor_id: u16,
+    /// PCI device ID.
+    #[serde(serialize_with = "hex16")]
+    pub device_id: u16,
+    /// The class code, 24 bits (JSON: `"0x020000"`).
+    #[serde(serialize_with = "hex24")]
+    pub class: u32,
+    /// The bound driver, if any.
+    pub driver: Option<String>,
+    /// The IOMMU group, if the IOMMU is on.
+    pub iommu_group: Option<u32>,
+}
+
+fn hex24<S: Serializer>(value: &u32, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&format!("{value:#08x}"))
 }
 
 fn hex16<S: Serializer>(value: &u16, s: S) -> Result<S::Ok, S::Error> {
@@ -165,12 +201,22 @@ fn system_blockers(
     Ok(blockers)
 }
 
+/// A function's vendor and device IDs from sysfs.
+fn read_ids(roots: &Roots, address: PciAddress) -> Result<(u16, u16), PciError> {
+    let dir = roots.device_dir(address);
+    let narrow = |path: std::path::PathBuf| -> Result<u16, PciError> {
+        let value = sysfs::read_hex(&path)?;
+        u16::try_from(value).map_err(|_| PciError::Io {
+            path,
+            source: std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{value:#x} is not a 16-bit ID")),
+        })
+    };
+    Ok((narrow(dir.join("vendor"))?, narrow(dir.join("device"))?))
+}
+
 /// Describes one function, or `None` when it is not a OneConnect function.
 pub fn describe(roots: &Roots, address: PciAddress) -> Result<Option<FunctionInfo>, PciError> {
-    let dir = roots.device_dir(address);
-    let vendor = sysfs::read_hex(&dir.join("vendor"))?;
-    let device = sysfs::read_hex(&dir.join("device"))?;
-    let (Ok(vendor_id), Ok(device_id)) = (u16::try_from(vendor), u16::try_from(device)) else { return Ok(None) };
+    let (vendor_id, device_id) = read_ids(roots, address)?;
     let Some(known) = identify(vendor_id, device_id) else { return Ok(None) };
     let physical_function = sysfs::physical_function(roots, address)?;
     let virtual_function = known.virtual_function || physical_function.is_some();
@@ -199,11 +245,25 @@ pub fn describe(roots: &Roots, address: PciAddress) -> Result<Option<FunctionInf
     }))
 }
 
-/// Finds every OneConnect function under `roots.sysfs`, grouped by adapter.
+/// Describes a function that is not a OneConnect function.
+fn describe_other(roots: &Roots, address: PciAddress) -> Result<OtherFunction, PciError> {
+    let (vendor_id, device_id) = read_ids(roots, address)?;
+    Ok(OtherFunction {
+        address,
+        vendor_id,
+        device_id,
+        class: sysfs::read_hex(&roots.device_dir(address).join("class"))?,
+        driver: sysfs::bound_driver(roots, address)?,
+        iommu_group: sysfs::iommu_group(roots, address)?,
+    })
+}
+
+/// Finds every OneConnect function under `roots.sysfs`, grouped by adapter (and, with
+/// [`Scope::All`], every other PCI function too).
 ///
-/// Entries of `bus/pci/devices` whose names are not PCI addresses are skipped; a OneConnect
-/// function whose attributes cannot be read is an error (a broken sysfs is worth knowing about).
-pub fn discover(roots: &Roots) -> Result<Inventory, PciError> {
+/// Entries of `bus/pci/devices` whose names are not PCI addresses are skipped; a function whose
+/// attributes cannot be read is an error (a broken sysfs is worth knowing about).
+pub fn discover(roots: &Roots, scope: Scope) -> Result<Inventory, PciError> {
     let dir = roots.devices_dir();
     let entries = std::fs::read_dir(&dir).map_err(|source| PciError::Io { path: dir.clone(), source })?;
     let mut addresses = Vec::new();
@@ -215,10 +275,15 @@ pub fn discover(roots: &Roots) -> Result<Inventory, PciError> {
     }
     addresses.sort();
     let mut by_slot: BTreeMap<(u16, u8, u8), Vec<FunctionInfo>> = BTreeMap::new();
+    let mut other_functions = Vec::new();
     for address in addresses {
-        if let Some(info) = describe(roots, address)? {
-            let owner = info.physical_function.unwrap_or(address);
-            by_slot.entry((owner.domain, owner.bus, owner.device)).or_default().push(info);
+        match describe(roots, address)? {
+            Some(info) => {
+                let owner = info.physical_function.unwrap_or(address);
+                by_slot.entry((owner.domain, owner.bus, owner.device)).or_default().push(info);
+            }
+            None if scope == Scope::All => other_functions.push(describe_other(roots, address)?),
+            None => {}
         }
     }
     let adapters = by_slot
@@ -229,7 +294,13 @@ pub fn discover(roots: &Roots) -> Result<Inventory, PciError> {
         })
         .collect();
     let lockdown = sysfs::lockdown(roots);
-    Ok(Inventory { adapters, vfio_pci_loaded: sysfs::vfio_pci_loaded(roots), lockdown, lockdown_note: lockdown.note() })
+    Ok(Inventory {
+        adapters,
+        other_functions,
+        vfio_pci_loaded: sysfs::vfio_pci_loaded(roots),
+        lockdown,
+        lockdown_note: lockdown.note(),
+    })
 }
 
 #[cfg(test)]

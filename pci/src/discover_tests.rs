@@ -17,7 +17,7 @@ fn only_function(inv: &Inventory) -> &FunctionInfo {
 fn no_iommu_group() {
     let tree = FakeTree::new();
     tree.device(addr("0000:03:00.0"), 0x10df, 0x0720).driver("be2net");
-    let inv = discover(tree.roots()).unwrap();
+    let inv = discover(tree.roots(), Scope::OneConnect).unwrap();
     let f = only_function(&inv);
     assert_eq!(f.iommu_group, None);
     assert!(!f.usable);
@@ -35,7 +35,7 @@ fn group_shared_with_another_device() {
     let tree = FakeTree::new();
     tree.device(addr("0000:03:00.0"), 0x10df, 0x0720).group(7);
     tree.device(addr("0000:00:1f.2"), 0x8086, 0x2922).group(7).driver("ahci");
-    let inv = discover(tree.roots()).unwrap();
+    let inv = discover(tree.roots(), Scope::OneConnect).unwrap();
     let f = only_function(&inv);
     assert_eq!(f.iommu_group, Some(7));
     assert_eq!(f.driver, None);
@@ -47,7 +47,7 @@ fn group_shared_with_another_device() {
 fn device_bound_to_be2net() {
     let tree = FakeTree::new();
     tree.device(addr("0000:03:00.0"), 0x10df, 0x0720).group(12).driver("be2net");
-    let inv = discover(tree.roots()).unwrap();
+    let inv = discover(tree.roots(), Scope::OneConnect).unwrap();
     let f = only_function(&inv);
     assert_eq!(f.driver.as_deref(), Some("be2net"));
     assert!(!f.usable);
@@ -59,7 +59,7 @@ fn vfio_pci_not_loaded() {
     let tree = FakeTree::new();
     tree.unload_driver("vfio-pci");
     tree.device(addr("0000:03:00.0"), 0x10df, 0x0720).group(12);
-    let inv = discover(tree.roots()).unwrap();
+    let inv = discover(tree.roots(), Scope::OneConnect).unwrap();
     assert!(!inv.vfio_pci_loaded);
     let f = only_function(&inv);
     assert!(!f.usable);
@@ -70,7 +70,7 @@ fn vfio_pci_not_loaded() {
 fn function_already_bound_to_vfio_pci() {
     let tree = FakeTree::new();
     tree.device(addr("0000:03:00.0"), 0x10df, 0x0720).group(12).driver("vfio-pci");
-    let inv = discover(tree.roots()).unwrap();
+    let inv = discover(tree.roots(), Scope::OneConnect).unwrap();
     assert!(inv.vfio_pci_loaded);
     let f = only_function(&inv);
     assert_eq!(f.driver.as_deref(), Some("vfio-pci"));
@@ -83,7 +83,7 @@ fn function_already_bound_to_vfio_pci() {
 fn an_unbound_function_in_its_own_group_is_usable() {
     let tree = FakeTree::new();
     tree.device(addr("0000:03:00.0"), 0x10df, 0x0720).group(12);
-    let f = discover(tree.roots()).unwrap().adapters[0].functions[0].clone();
+    let f = discover(tree.roots(), Scope::OneConnect).unwrap().adapters[0].functions[0].clone();
     assert!(f.usable, "{f:?}");
 }
 
@@ -102,7 +102,7 @@ fn groups_functions_by_adapter_with_kinds_and_reasons() {
     tree.device(addr("0000:06:00.0"), 0x8086, 0x100e).group(41).driver("e1000");
     tree.set_lockdown("none [integrity] confidentiality\n");
 
-    let inv = discover(tree.roots()).unwrap();
+    let inv = discover(tree.roots(), Scope::OneConnect).unwrap();
     assert_eq!(inv.lockdown, Lockdown::Integrity);
     assert!(inv.lockdown_note.is_some());
     let slots: Vec<&str> = inv.adapters.iter().map(|a| a.slot.as_str()).collect();
@@ -149,7 +149,7 @@ fn a_be3_vf_is_recognised_by_its_physfn_link() {
     let tree = FakeTree::new();
     tree.device(addr("0000:05:00.0"), 0x19a2, 0x0710).group(1);
     tree.device(addr("0000:05:00.4"), 0x19a2, 0x0710).group(2).physfn(addr("0000:05:00.0"));
-    let inv = discover(tree.roots()).unwrap();
+    let inv = discover(tree.roots(), Scope::OneConnect).unwrap();
     let vf = &inv.adapters[0].functions[1];
     assert_eq!((vf.kind, vf.virtual_function), (FunctionKind::NicVf, true));
 }
@@ -158,7 +158,7 @@ fn a_be3_vf_is_recognised_by_its_physfn_link() {
 fn json_uses_the_contract_field_names() {
     let tree = FakeTree::new();
     tree.device(addr("0000:03:00.0"), 0x10df, 0x0720).group(12).driver("be2net");
-    let inv = discover(tree.roots()).unwrap();
+    let inv = discover(tree.roots(), Scope::OneConnect).unwrap();
     let json = serde_json::to_value(&inv).unwrap();
     let f = &json["adapters"][0]["functions"][0];
     assert_eq!(f["address"], "0000:03:00.0");
@@ -178,7 +178,28 @@ fn json_uses_the_contract_field_names() {
 #[test]
 fn an_empty_bus_and_a_missing_sysfs() {
     let tree = FakeTree::new();
-    assert_eq!(discover(tree.roots()).unwrap().adapters, vec![]);
+    assert_eq!(discover(tree.roots(), Scope::OneConnect).unwrap().adapters, vec![]);
     let missing = Roots::new(tree.roots().sysfs.join("nope"), "/dev");
-    assert!(matches!(discover(&missing), Err(PciError::Io { .. })));
+    assert!(matches!(discover(&missing, Scope::OneConnect), Err(PciError::Io { .. })));
+}
+
+#[test]
+fn scope_all_lists_the_other_functions_too() {
+    let tree = FakeTree::new();
+    tree.device(addr("0000:00:01.0"), 0x1234, 0x11e8).class(0x00ff00).group(1);
+    tree.device(addr("0000:00:02.0"), 0x8086, 0x100e).group(2).driver("e1000");
+    tree.device(addr("0000:03:00.0"), 0x10df, 0x0720).group(3).driver("be2net");
+    assert_eq!(discover(tree.roots(), Scope::OneConnect).unwrap().other_functions, vec![]);
+    let inv = discover(tree.roots(), Scope::All).unwrap();
+    assert_eq!(inv.adapters.len(), 1);
+    let json = serde_json::to_value(&inv.other_functions).unwrap();
+    assert_eq!(
+        json,
+        serde_json::json!([
+            {"address": "0000:00:01.0", "vendor_id": "0x1234", "device_id": "0x11e8", "class": "0x00ff00",
+             "driver": null, "iommu_group": 1},
+            {"address": "0000:00:02.0", "vendor_id": "0x8086", "device_id": "0x100e", "class": "0x020000",
+             "driver": "e1000", "iommu_group": 2},
+        ])
+    );
 }

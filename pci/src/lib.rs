@@ -40,7 +40,7 @@ pub mod sysfs;
 pub mod vfio;
 
 pub use address::PciAddress;
-pub use discover::{Adapter, Blocker, FunctionInfo, Inventory, discover};
+pub use discover::{Adapter, Blocker, FunctionInfo, Inventory, OtherFunction, Scope, discover};
 pub use error::PciError;
 pub use handoff::{HandOff, HandOffOptions, KernelSysfs, SysfsWrite};
 pub use ids::{Chip, FunctionKind};

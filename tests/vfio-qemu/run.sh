@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Real-kernel test of ocetool's VFIO layer (recipes/vfio-qemu.md, design.md §5 and §8).
+#
+# Boots a Debian generic kernel under QEMU (TCG, q35, an emulated Intel IOMMU) with QEMU's `edu`
+# device and an `e1000`, and runs the project's own code inside the guest:
+#   - oce-pci's guest tests (pci/tests/vfio_guest.rs): edu through VfioFunction (config space, the
+#     mapped BAR, DMA through the IOMMU), e1000 handed from the e1000 driver to vfio-pci and back,
+#     and a SIGTERM in the middle of a command;
+#   - sysfs afterwards: e1000 bound to e1000 again, edu unbound as it was found;
+#   - `ocetool list --all --json`: sees both devices with the right drivers.
+# Nothing touches the host's PCI devices; only apt-get needs root.
+#
+# Usage: tests/vfio-qemu/run.sh            (env: VFIO_QEMU_WORK=DIR keeps the work folder,
+#                                           KERNEL_META=linux-image-amd64, QEMU_TIMEOUT=150)
+# Ends with "vfio-qemu: N passed, M failed"; exits non-zero on any failure.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+KERNEL_META=${KERNEL_META:-linux-image-amd64}   # generic: the cloud kernel has no e1000 module
+QEMU_TIMEOUT=${QEMU_TIMEOUT:-150}
+TARGET=x86_64-unknown-linux-gnu
+T0=$(date +%s)
+say() { echo "vfio-qemu: $* ($(( $(date +%s) - T0 ))s)"; }
+
+if [ -n "${VFIO_QEMU_WORK:-}" ]; then
+  WORK=$VFIO_QEMU_WORK; mkdir -p "$WORK"
+else
+  WORK=$(mktemp -d /tmp/ocetool-vfio-qemu.XXXXXX)
+  trap 'rm -rf "$WORK"' EXIT
+fi
+
+# 1. Host packages.
+need=()
+for p in qemu-system-x86 busybox-static cpio kmod xz-utils zstd jq; do
+  dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  say "installing ${need[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# 2. The guest kernel: resolve the meta package to today's concrete package (names change with
+#    every ABI bump), download and unpack it; never installed.
+resolve_kernel() { apt-cache depends "$KERNEL_META" 2>/dev/null | awk '/Depends: linux-image-/{print $2; exit}'; }
+download_kernel() { (cd "$WORK" && apt-get download -qq "$KPKG" 2>/dev/null); }
+KPKG=$(resolve_kernel)
+if [ ! -d "$WORK/kpkg/lib/modules" ]; then
+  # Fresh package lists when the meta package is unknown or the concrete package left the mirror.
+  if [ -z "$KPKG" ] || ! download_kernel; then
+    apt-get update -qq
+    KPKG=$(resolve_kernel)
+    [ -n "$KPKG" ] || { echo "vfio-qemu: cannot resolve $KERNEL_META"; exit 2; }
+    download_kernel
+  fi
+  say "unpacking $KPKG"
+  (cd "$WORK" && dpkg -x "${KPKG}"_*.deb kpkg && rm -f "${KPKG}"_*.deb)
+fi
+KVER=$(ls "$WORK/kpkg/lib/modules")
+VMLINUZ=$WORK/kpkg/boot/vmlinuz-$KVER
+depmod -b "$WORK/kpkg" "$KVER"
+# vfio stack, then e1000 (order from modprobe, as the module sets differ between kernels).
+MODS=$(for m in vfio-pci vfio_iommu_type1 e1000; do modprobe -d "$WORK/kpkg" -S "$KVER" --show-depends "$m"; done \
+  | awk '$1=="insmod"{print $2}' | awk '!seen[$0]++')
+
+# 3. The guest programs, static glibc binaries (pci-driver does not build for musl).
+say "building the guest test and ocetool"
+export RUSTFLAGS="-C target-feature=+crt-static"
+cd "$REPO"
+TEST_BIN=$(cargo test -p oce-pci --test vfio_guest --release --target $TARGET --no-run --message-format=json \
+  | jq -r 'select(.reason=="compiler-artifact" and .executable!=null and .target.name=="vfio_guest") | .executable' \
+  | tail -1)
+OCETOOL_BIN=$(cargo build -p ocetool --bin ocetool --release --target $TARGET --message-format=json \
+  | jq -r 'select(.reason=="compiler-artifact" and .executable!=null and .target.name=="ocetool") | .executable' \
+  | tail -1)
+unset RUSTFLAGS
+[ -x "$TEST_BIN" ] && [ -x "$OCETOOL_BIN" ] || { echo "vfio-qemu: build produced no binaries"; exit 2; }
+
+# 4. The initramfs: busybox, the modules, the two programs and /init.
+ROOT=$WORK/rootfs
+rm -rf "$ROOT" && mkdir -p "$ROOT"/{bin,proc,sys,dev,tmp,lib/modules}
+cp /bin/busybox "$ROOT/bin/busybox"
+i=0
+for m in $MODS; do
+  i=$((i + 1)); base=$(basename "$m"); base=${base%.xz}; base=${base%.zst}
+  out=$ROOT/lib/modules/$(printf %02d "$i")-$base
+  case $m in
+    *.xz) xz -dc "$m" >"$out" ;;
+    *.zst) zstd -dcq "$m" >"$out" ;;
+    *) cp "$m" "$out" ;;
+  esac
+done
+cp "$TEST_BIN" "$ROOT/bin/vfio_guest"
+cp "$OCETOOL_BIN" "$ROOT/bin/ocetool"
+strip "$ROOT/bin/vfio_guest" "$ROOT/bin/ocetool"
+cat >"$ROOT/init" <<'EOF'
+#!/bin/busybox sh
+/bin/busybox mkdir -p /sbin /usr/bin /usr/sbin
+/bin/busybox --install -s
+mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
+for m in /lib/modules/*.ko; do insmod "$m" || echo "GUEST: insmod $m failed"; done
+check() { if [ "$2" = 0 ]; then echo "GUEST-CHECK PASS $1"; else echo "GUEST-CHECK FAIL $1"; fi; }
+find_dev() {
+  for d in /sys/bus/pci/devices/*; do
+    [ "$(cat "$d/vendor")" = "$1" ] && [ "$(cat "$d/device")" = "$2" ] && { echo "${d##*/}"; return; }
+  done
+}
+drv() { if [ -e "/sys/bus/pci/devices/$1/driver" ]; then basename "$(readlink "/sys/bus/pci/devices/$1/driver")"; else echo none; fi; }
+EDU=$(find_dev 0x1234 0x11e8); E1000=$(find_dev 0x8086 0x100e)
+echo "GUEST: kernel $(uname -r); edu=$EDU ($(drv "$EDU")), e1000=$E1000 ($(drv "$E1000"))"
+if [ -z "$EDU" ] || [ -z "$E1000" ] || [ "$(drv "$E1000")" != e1000 ]; then
+  check "guest setup: edu and e1000 present, e1000 on its driver" 1
+else
+  export OCE_EDU=$EDU OCE_E1000=$E1000
+  for t in edu_config_bar_and_dma_through_vfio e1000_hand_off_and_back sigterm_mid_command_restores_e1000; do
+    /bin/vfio_guest --ignored --exact "$t" --test-threads=1 --nocapture; check "$t" $?
+  done
+  [ "$(drv "$E1000")" = e1000 ]; check "sysfs afterwards: $E1000 bound to e1000" $?
+  [ "$(drv "$EDU")" = none ]; check "sysfs afterwards: $EDU unbound, as found" $?
+  ocetool list --all --json >/tmp/list.json; RC=$?
+  echo "GUEST: ocetool list --all --json (rc $RC):"; cat /tmp/list.json; echo
+  [ "$RC" = 0 ] && grep -q "\"address\":\"$EDU\",\"vendor_id\":\"0x1234\",\"device_id\":\"0x11e8\",\"class\":\"0x00ff00\",\"driver\":null" /tmp/list.json
+  check "ocetool list --all --json: edu unbound" $?
+  [ "$RC" = 0 ] && grep -q "\"address\":\"$E1000\",\"vendor_id\":\"0x8086\",\"device_id\":\"0x100e\",\"class\":\"0x020000\",\"driver\":\"e1000\"" /tmp/list.json
+  check "ocetool list --all --json: e1000 on e1000" $?
+fi
+echo "GUEST-DONE"
+poweroff -f
+EOF
+chmod +x "$ROOT/init"
+(cd "$ROOT" && find . | cpio -o -H newc --quiet | gzip -1 >"$WORK/initramfs.cpio.gz")
+say "kernel $KPKG, initramfs $(( $(stat -c %s "$WORK/initramfs.cpio.gz") / 1024 )) KiB; booting"
+
+# 5. Boot. TCG always: /dev/kvm may exist but be unusable (recipe pitfall 2). Each device on the
+#    root bus gets its own IOMMU group.
+T1=$(date +%s)
+set +e
+timeout "$QEMU_TIMEOUT" qemu-system-x86_64 -accel tcg -machine q35 -cpu max -smp 1 -m 512M \
+  -device intel-iommu -device edu -device e1000,romfile= \
+  -nographic -nodefaults -no-reboot -serial stdio -display none \
+  -kernel "$VMLINUZ" -initrd "$WORK/initramfs.cpio.gz" \
+  -append "console=ttyS0 intel_iommu=on panic=-1 quiet loglevel=4 edd=off" </dev/null \
+  | tr -d '\r' | tee "$WORK/serial.log"
+QRC=${PIPESTATUS[0]}
+set -e
+say "qemu exited with $QRC after $(( $(date +%s) - T1 ))s"
+
+# 6. Count.
+PASSED=$(grep -c '^GUEST-CHECK PASS' "$WORK/serial.log" || true)
+FAILED=$(grep -c '^GUEST-CHECK FAIL' "$WORK/serial.log" || true)
+EXPECTED=7
+if ! grep -q '^GUEST-DONE' "$WORK/serial.log" || [ "$QRC" != 0 ]; then
+  echo "vfio-qemu: the guest did not finish (qemu rc $QRC; 124 = timeout)"
+  FAILED=$((FAILED + 1))
+fi
+if [ $((PASSED + FAILED)) -lt $EXPECTED ]; then
+  FAILED=$((EXPECTED - PASSED))
+fi
+say "done"
+echo "vfio-qemu: $PASSED passed, $FAILED failed"
+[ "$FAILED" = 0 ]

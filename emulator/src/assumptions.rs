@@ -190,6 +190,10 @@ pub const PROFILES: [ProfileDefinition; 5] = [
     ProfileDefinition { id: 0x1B, name: "RoCE-2 (NIC+RoCE)", pf_type: 8, eq_count: 32 },
 ];
 
+/// PCI function number of the emulated PF (descriptors' `pf_num`, GET_CNTL_ATTRIBUTES): the
+/// emulator models function 0 only.
+pub const PF_NUM: u8 = 0;
+
 /// The factory profile: NIC (design.md §4).
 pub const FACTORY_PROFILE_ID: u8 = 0x11;
 
@@ -224,3 +228,25 @@ pub mod nic_limits {
     /// PCIe descriptor pf_state: enabled.
     pub const PF_STATE_ENABLED: u8 = 1;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Fields of query responses that no public driver interprets
+// ---------------------------------------------------------------------------------------------
+
+/// GET_CNTL_ATTRIBUTES: every field that no public driver reads and whose meaning is not public
+/// (supported modes, data-structure versions, GUID, timeouts, hba_status, interface_type, …) is
+/// **zero**. The fields filled are the strings, serial, port count/number, ASIC revision and
+/// generation, POST status, PCI IDs and function number, the MTUs below, and a unique
+/// identifier derived from the first MAC.
+pub const HBA_MTU: u32 = 1500;
+/// QUERY_FIRMWARE_CONFIG `config_number`. FreeBSD's table of values is for older chips; what
+/// Skyhawk reports is unknown (spec §5.3), so the emulator reports 0.
+pub const CONFIG_NUMBER: u32 = 0;
+/// QUERY_FIRMWARE_CONFIG `function_caps`: RSS (0x2), which be2net uses. **Assumed**.
+pub const FUNCTION_CAPS: u32 = 0x2;
+/// LINK_STATUS_QUERY `mac_duplex`: 1. be2net ignores the field; its encoding is not public.
+pub const MAC_DUPLEX: u8 = 1;
+/// GET_PROFILE_CONFIG with QUERY_MODIFIABLE answers PCIe, NIC and PORT descriptors in which the
+/// NIC counts and bandwidth limits read all ones (modifiable) and everything else zero (fixed):
+/// which fields real firmware lets change is not public (spec §5.8, §10).
+pub const MODIFIABLE_NIC_FIELDS_ONLY: () = ();

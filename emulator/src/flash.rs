@@ -110,11 +110,6 @@ impl Flash {
         }
         BootCheck { outcome: BootOutcome::Failed, version: None, directory_offset }
     }
-
-    /// The on-flash firmware version: `ver_data` of the 0xA0 entry in the directory now on flash.
-    pub(crate) fn stored_version(&self, hint: Option<u64>) -> Option<String> {
-        self.directory(hint)?.directory.firmware_version()
-    }
 }
 
 /// `flash.bin` → `flash.bin.tmp`.

@@ -9,6 +9,7 @@ use crate::config::{DEVICE_ID, VENDOR_ID};
 use crate::events::BootOutcome;
 use crate::faults::Faults;
 use crate::model::Model;
+use crate::profiles::FunctionConfig;
 use crate::state::MacAddress;
 
 /// One physical port.
@@ -100,7 +101,7 @@ impl EmulatorInfo {
             .map(|p| ProfileInfo {
                 id: p.id,
                 name: p.name.to_owned(),
-                roce: state.nvram.saved.get(&p.id).map_or(p.pf_type == crate::profiles::MISSION_RDMA, |c| c.is_roce()),
+                roce: state.nvram.saved.get(&p.id).is_some_and(FunctionConfig::is_roce),
                 active: p.id == state.runtime.active_profile,
                 next: p.id == state.nvram.next_profile,
             })
@@ -114,11 +115,11 @@ impl EmulatorInfo {
             ports,
             firmware: FirmwareInfo {
                 running: state.runtime.running_version.clone(),
-                stored: model.flash.stored_version(state.runtime.flash_directory_offset),
+                stored: model.stored_version(),
                 boot: state.runtime.boot,
             },
             profiles,
-            function_mode: state.runtime.active.function_mode(),
+            function_mode: state.runtime.active.function_mode().0,
             semaphore: model.semaphore(),
             faults: state.faults.clone(),
         }

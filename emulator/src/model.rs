@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use oce_firmware::dir::FlashDirectory;
 use oce_mailbox::regs::{MailboxDoorbell, Semaphore, SoftReset, UeStatus};
 use oce_mailbox::wrb::MAILBOX_LEN;
 
@@ -219,6 +220,21 @@ impl Model {
         self.post = PostWalk::start(check.outcome, self.timing.post_reads_per_stage);
         self.doorbell.reset();
         self.log(Event::Boot { outcome: check.outcome });
+    }
+
+    /// What runs: the version the last POST booted ("" if POST failed).
+    pub(crate) fn running_version(&self) -> String {
+        self.state.runtime.running_version.clone().unwrap_or_default()
+    }
+
+    /// The flash directory now on flash.
+    pub(crate) fn flash_directory(&self) -> Option<FlashDirectory> {
+        self.flash.directory(self.state.runtime.flash_directory_offset).map(|found| found.directory)
+    }
+
+    /// What is on flash now: `ver_data` of the 0xA0 entry.
+    pub(crate) fn stored_version(&self) -> Option<String> {
+        self.flash_directory()?.firmware_version()
     }
 
     /// The semaphore value now, without moving the POST walk.

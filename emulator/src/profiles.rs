@@ -8,19 +8,13 @@
 //!   runs now; GET_PROFILE_CONFIG ACTIVE, GET_FUNC_CONFIG and QUERY_FIRMWARE_CONFIG report it.
 //!   Changes flagged NOSV land here only and are lost at the next POST.
 
+use oce_mailbox::commands::{
+    DescriptorFlags, DescriptorVersion, FunctionMode, McType, NicDescriptor, PcieDescriptor, PfType, PortDescriptor,
+    ResourceDescriptor,
+};
 use serde::{Deserialize, Serialize};
 
-use crate::assumptions::{FACTORY_PROFILE_ID, PROFILES, ProfileDefinition, nic_limits};
-
-/// PCIe descriptor `pf_type` of a NIC PF (be_cmds.h `MISSION_NIC`, spec/protocol.md §5.8).
-pub const MISSION_NIC: u8 = 1;
-/// PCIe descriptor `pf_type` of a NIC+RDMA PF (be_cmds.h `MISSION_RDMA`, spec/protocol.md §5.8).
-pub const MISSION_RDMA: u8 = 8;
-/// function_mode bit 1: NIC (spec/protocol.md §5.3).
-pub const FUNCTION_MODE_NIC: u32 = 0x2;
-/// function_mode bit 2: RDMA (be2net `RDMA_ENABLED`, spec/protocol.md §5.3).
-#[doc(alias = "RDMA_ENABLED")]
-pub const FUNCTION_MODE_RDMA: u32 = 0x4;
+use crate::assumptions::{FACTORY_PROFILE_ID, PF_NUM, PROFILES, ProfileDefinition, nic_limits};
 
 /// NIC resource limits of the PF (the NIC v1 descriptor's fields, spec/protocol.md §5.8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,7 +41,7 @@ pub struct NicResources {
 /// What one profile configures for the emulated PF: its PCIe, NIC and PORT descriptors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FunctionConfig {
-    /// PCIe `pf_type`: [`MISSION_NIC`] or [`MISSION_RDMA`].
+    /// PCIe `pf_type`: MISSION_NIC (1) or MISSION_RDMA (8) ([`PfType`]).
     pub pf_type: u8,
     /// PCIe `pf_state` (non-zero = enabled).
     pub pf_state: u8,
@@ -94,13 +88,70 @@ impl FunctionConfig {
 
     /// True when the PF runs NIC+RDMA (RoCE).
     pub fn is_roce(&self) -> bool {
-        self.pf_type == MISSION_RDMA
+        PfType(self.pf_type).is_rdma()
     }
 
     /// QUERY_FIRMWARE_CONFIG `function_mode` for this configuration: NIC (0x2), plus RDMA (0x4)
     /// for a RoCE PF (design.md §6).
-    pub fn function_mode(&self) -> u32 {
-        if self.is_roce() { FUNCTION_MODE_NIC | FUNCTION_MODE_RDMA } else { FUNCTION_MODE_NIC }
+    pub fn function_mode(&self) -> FunctionMode {
+        FunctionMode(if self.is_roce() { FunctionMode::NIC_RDMA } else { FunctionMode::NIC })
+    }
+
+    /// The PCIe v1 descriptor of the emulated PF.
+    pub fn pcie_descriptor(&self) -> PcieDescriptor {
+        PcieDescriptor {
+            version: DescriptorVersion::V1,
+            flags: DescriptorFlags(0),
+            instance: 0,
+            pf_num: PF_NUM,
+            sriov_state: self.sriov_state,
+            pf_state: self.pf_state,
+            pf_type: PfType(self.pf_type),
+            num_vfs: self.num_vfs,
+            roles: 0,
+        }
+    }
+
+    /// The NIC v1 descriptor of the emulated PF (`cap_flags` marked valid).
+    pub fn nic_descriptor(&self) -> NicDescriptor {
+        let n = &self.nic;
+        NicDescriptor {
+            version: DescriptorVersion::V1,
+            flags: DescriptorFlags(DescriptorFlags::IF_CAPS_VALID),
+            vf_num: 0,
+            pf_num: PF_NUM,
+            unicast_mac_count: n.unicast_mac_count,
+            mcc_count: n.mcc_count,
+            vlan_count: n.vlan_count,
+            mcast_mac_count: n.mcast_mac_count,
+            txq_count: n.txq_count,
+            rq_count: n.rq_count,
+            rssq_count: n.rssq_count,
+            lro_count: n.lro_count,
+            cq_count: n.cq_count,
+            toe_conn_count: n.toe_conn_count,
+            eq_count: n.eq_count,
+            iface_count: n.iface_count,
+            cap_flags: n.cap_flags,
+            link_param: n.link_param,
+            bw_min: n.bw_min,
+            bw_max: n.bw_max,
+            ..NicDescriptor::default()
+        }
+    }
+
+    /// The PORT descriptor of the port the PF sits on.
+    pub fn port_descriptor(&self) -> PortDescriptor {
+        PortDescriptor { mc_type: McType::from_raw(self.mc_type), ..PortDescriptor::new(self.nic.link_param) }
+    }
+
+    /// PCIe v1, NIC v1 and PORT v1, as GET_PROFILE_CONFIG reports a profile (spec §8 item 6).
+    pub fn profile_descriptors(&self) -> Vec<ResourceDescriptor> {
+        vec![
+            ResourceDescriptor::Pcie(self.pcie_descriptor()),
+            ResourceDescriptor::Nic(self.nic_descriptor()),
+            ResourceDescriptor::Port(self.port_descriptor()),
+        ]
     }
 }
 
@@ -126,18 +177,19 @@ mod tests {
         ids.dedup();
         assert_eq!(ids.len(), PROFILES.len(), "profile IDs are unique");
         for p in &PROFILES {
-            assert!(p.pf_type == MISSION_NIC || p.pf_type == MISSION_RDMA);
-            assert_eq!(p.name.contains("RoCE"), p.pf_type == MISSION_RDMA);
+            assert!(p.pf_type == PfType::MISSION_NIC.0 || p.pf_type == PfType::MISSION_RDMA.0);
+            assert_eq!(p.name.contains("RoCE"), PfType(p.pf_type).is_rdma());
         }
-        assert!(PROFILES.iter().filter(|p| p.pf_type == MISSION_RDMA).count() >= 2);
+        assert!(PROFILES.iter().filter(|p| PfType(p.pf_type).is_rdma()).count() >= 2);
     }
 
     #[test]
     fn function_mode_follows_pf_type() {
         let nic = FunctionConfig::factory(factory_profile());
-        assert_eq!(nic.function_mode(), 0x2);
-        let roce = FunctionConfig::factory(PROFILES.iter().find(|p| p.pf_type == MISSION_RDMA).unwrap());
-        assert_eq!(roce.function_mode(), 0x6);
+        assert_eq!(nic.function_mode().0, 0x2);
+        let roce = FunctionConfig::factory(PROFILES.iter().find(|p| PfType(p.pf_type).is_rdma()).unwrap());
+        assert_eq!(roce.function_mode().0, 0x6);
+        assert_eq!(roce.pcie_descriptor().pf_type, PfType::MISSION_RDMA);
         assert!(roce.nic.eq_count >= 2);
     }
 }

@@ -1,10 +1,20 @@
-//! Function-level commands: FUNCTION_RESET (61) and GET_FW_VERSION (35).
+//! Function-level commands: FUNCTION_RESET (61), GET_FW_VERSION (35), GET_CNTL_ATTRIBUTES (32),
+//! QUERY_FIRMWARE_CONFIG (58), GET_FN_PRIVILEGES (170).
 
+use oce_firmware::dir::{ImageType, SectionEntry};
 use oce_mailbox::command::Empty;
-use oce_mailbox::commands::{FunctionReset, FwVersion, GetFwVersion};
+use oce_mailbox::commands::{
+    CntlAttributes, FirmwareConfig, FnPrivileges, FunctionCaps, FunctionReset, FwVersion, GetCntlAttributes,
+    GetFnPrivileges, GetFwVersion, QueryFirmwareConfig, UlpResources,
+};
 use oce_mailbox::header::RequestHeader;
 use oce_mailbox::status::CompletionStatus;
 
+use crate::assumptions::{
+    ASIC_ID, ASIC_REVISION, CONFIG_NUMBER, DESCRIPTION, FUNCTION_CAPS, HBA_MTU, MANUFACTURER, PF_NUM, PF_PRIVILEGES,
+    SUBSYSTEM_ID, SUBSYSTEM_VENDOR_ID,
+};
+use crate::config::{DEVICE_ID, VENDOR_ID};
 use crate::model::Model;
 
 /// FUNCTION_RESET resets the calling function's firmware state: queues, interfaces and MACs a
@@ -21,9 +31,77 @@ pub(super) fn get_fw_version(
     _: &RequestHeader,
     _: GetFwVersion,
 ) -> Result<FwVersion, CompletionStatus> {
-    let runtime = &model.state.runtime;
-    Ok(FwVersion {
-        running: runtime.running_version.clone().unwrap_or_default(),
-        on_flash: model.flash.stored_version(runtime.flash_directory_offset).unwrap_or_default(),
+    Ok(FwVersion { running: model.running_version(), on_flash: model.stored_version().unwrap_or_default() })
+}
+
+/// GET_CNTL_ATTRIBUTES: identity, versions and PCI identity (spec/protocol.md §5.2). Versions of
+/// the other sections (boot code, PXE ROM, NC-SI) come from the directory on flash.
+pub(super) fn get_cntl_attributes(
+    model: &mut Model,
+    _: &RequestHeader,
+    _: GetCntlAttributes,
+) -> Result<CntlAttributes, CompletionStatus> {
+    let directory = model.flash_directory();
+    let section = |ty| directory.as_ref().and_then(|d| d.entry(ty)).map(SectionEntry::version).unwrap_or_default();
+    let stored = section(ImageType::FirmwareIscsi);
+    let identity = &model.state.identity;
+    let ports = identity.macs.len();
+    let first_mac = identity.macs.first().map_or([0; 6], |m| m.0);
+    let mut uid = [0u8; 8];
+    uid[2..].copy_from_slice(&first_mac);
+    Ok(CntlAttributes {
+        flashrom_version: stored.clone(),
+        manufacturer: MANUFACTURER.to_owned(),
+        ncsi_version: section(ImageType::Ncsi),
+        model_number: identity.model.clone(),
+        description: DESCRIPTION.to_owned(),
+        serial_number: CntlAttributes::serial_from_str(&identity.serial),
+        firmware_version: model.running_version(),
+        bios_version: section(ImageType::OptionRomPxe),
+        redboot_version: section(ImageType::BootCode),
+        fw_on_flash_version: stored,
+        asic_revision: ASIC_REVISION,
+        hba_port_count: ports as u8,
+        phy_port: PF_NUM,
+        firmware_post_status: model.semaphore(),
+        hba_mtu: std::array::from_fn(|i| if i < ports { HBA_MTU } else { 0 }),
+        asic_generation: (ASIC_ID >> 8) as u8,
+        pci_vendor_id: VENDOR_ID,
+        pci_device_id: DEVICE_ID,
+        pci_sub_vendor_id: SUBSYSTEM_VENDOR_ID,
+        pci_sub_system_id: SUBSYSTEM_ID,
+        pci_function_number: PF_NUM,
+        unique_identifier: u64::from_be_bytes(uid),
+        ..CntlAttributes::default()
     })
+}
+
+/// QUERY_FIRMWARE_CONFIG: `function_mode` of the active profile (0x2 NIC, 0x6 NIC+RDMA), the
+/// ASIC revision, port 0, and ULP 0 carrying the same mode with the NIC queue count
+/// (spec/protocol.md §5.3, design.md §6).
+pub(super) fn query_firmware_config(
+    model: &mut Model,
+    _: &RequestHeader,
+    _: QueryFirmwareConfig,
+) -> Result<FirmwareConfig, CompletionStatus> {
+    let active = &model.state.runtime.active;
+    let mode = active.function_mode();
+    let ulp0 = UlpResources { ulp_mode: mode, nic_wq_tot: u32::from(active.nic.txq_count), ..UlpResources::default() };
+    Ok(FirmwareConfig {
+        config_number: CONFIG_NUMBER,
+        asic_revision: u32::from(ASIC_REVISION),
+        phys_port: u32::from(active.nic.link_param),
+        function_mode: mode,
+        ulp: [ulp0, UlpResources::default()],
+        function_caps: FunctionCaps(FUNCTION_CAPS),
+    })
+}
+
+/// GET_FN_PRIVILEGES: the PF holds every privilege (0x7FF, spec/protocol.md §5.19, §8 item 6).
+pub(super) fn get_fn_privileges(
+    _: &mut Model,
+    _: &RequestHeader,
+    _: GetFnPrivileges,
+) -> Result<FnPrivileges, CompletionStatus> {
+    Ok(FnPrivileges(PF_PRIVILEGES))
 }

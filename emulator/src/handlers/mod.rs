@@ -6,9 +6,15 @@
 //! does (spec/protocol.md §3.5, §8 item 8).
 
 mod device;
+mod port;
+mod profile;
 
 use oce_mailbox::command::{Command, decode_request};
-use oce_mailbox::commands::{FunctionReset, GetFwVersion};
+use oce_mailbox::commands::{
+    EnableDisableBeacon, FunctionReset, GetActiveProfile, GetBeaconState, GetCntlAttributes, GetFnPrivileges,
+    GetFuncConfig, GetFwVersion, GetMacList, GetPhyDetails, GetPortName, GetProfileConfig, GetProfileList,
+    LinkStatusQuery, QueryFirmwareConfig, SetActiveProfile,
+};
 use oce_mailbox::header::{HEADER_LEN, RequestHeader, Subsystem};
 use oce_mailbox::status::{BaseStatus, CompletionStatus};
 use oce_mailbox::wire::{Wire, Writer};
@@ -28,11 +34,33 @@ pub(crate) fn illegal_request() -> CompletionStatus {
     base(BaseStatus::IllegalRequest.raw())
 }
 
+/// ILLEGAL_FIELD: a request field has a value the firmware rejects.
+pub(crate) fn illegal_field() -> CompletionStatus {
+    base(BaseStatus::IllegalField.raw())
+}
+
 /// Runs the command in `buf` (header already decoded as `hdr`).
 pub(crate) fn dispatch(model: &mut Model, hdr: &RequestHeader, buf: &[u8]) -> Reply {
-    match (hdr.subsystem, hdr.opcode) {
-        (Subsystem::Common, FunctionReset::OPCODE) => run(model, hdr, buf, device::function_reset),
-        (Subsystem::Common, GetFwVersion::OPCODE) => run(model, hdr, buf, device::get_fw_version),
+    if hdr.subsystem != Subsystem::Common {
+        return Err(illegal_request());
+    }
+    match hdr.opcode {
+        LinkStatusQuery::OPCODE => run(model, hdr, buf, port::link_status_query),
+        GetCntlAttributes::OPCODE => run(model, hdr, buf, device::get_cntl_attributes),
+        GetFwVersion::OPCODE => run(model, hdr, buf, device::get_fw_version),
+        QueryFirmwareConfig::OPCODE => run(model, hdr, buf, device::query_firmware_config),
+        FunctionReset::OPCODE => run(model, hdr, buf, device::function_reset),
+        EnableDisableBeacon::OPCODE => run(model, hdr, buf, port::enable_disable_beacon),
+        GetBeaconState::OPCODE => run(model, hdr, buf, port::get_beacon_state),
+        GetPortName::OPCODE => run(model, hdr, buf, port::get_port_name),
+        GetPhyDetails::OPCODE => run(model, hdr, buf, port::get_phy_details),
+        GetMacList::OPCODE => run(model, hdr, buf, port::get_mac_list),
+        GetFuncConfig::OPCODE => run(model, hdr, buf, profile::get_func_config),
+        GetProfileConfig::OPCODE => run(model, hdr, buf, profile::get_profile_config),
+        GetProfileList::OPCODE => run(model, hdr, buf, profile::get_profile_list),
+        GetActiveProfile::OPCODE => run(model, hdr, buf, profile::get_active_profile),
+        SetActiveProfile::OPCODE => run(model, hdr, buf, profile::set_active_profile),
+        GetFnPrivileges::OPCODE => run(model, hdr, buf, device::get_fn_privileges),
         _ => Err(illegal_request()),
     }
 }

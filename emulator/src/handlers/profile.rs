@@ -1,0 +1,122 @@
+//! Profile commands: GET_FUNC_CONFIG v1 (160), GET_ACTIVE_PROFILE (167), GET_PROFILE_LIST (166),
+//! GET_PROFILE_CONFIG v1 (164), SET_ACTIVE_PROFILE (168) (spec/protocol.md §5.7–§5.9, §6.4;
+//! the model is in [`crate::profiles`]).
+
+use oce_mailbox::command::Empty;
+use oce_mailbox::commands::{
+    ActiveProfile, DescriptorVersion, FuncConfig, GetActiveProfile, GetFuncConfig, GetProfileConfig, GetProfileList,
+    NicDescriptor, PcieDescriptor, PortDescriptor, ProfileConfig, ProfileList, ProfileListEntry, ProfileSelector,
+    ResourceDescriptor, SetActiveProfile,
+};
+use oce_mailbox::header::RequestHeader;
+use oce_mailbox::status::{BaseStatus, CompletionStatus};
+
+use super::illegal_field;
+use crate::assumptions::{PF_NUM, PROFILES};
+use crate::mailbox::base;
+use crate::model::Model;
+use crate::profiles::{FunctionConfig, definition};
+
+/// GET_FUNC_CONFIG v1: the function's own NIC v1 descriptor, from the active profile
+/// (spec/protocol.md §5.7, §8 item 6).
+pub(super) fn get_func_config(
+    model: &mut Model,
+    _: &RequestHeader,
+    _: GetFuncConfig,
+) -> Result<FuncConfig, CompletionStatus> {
+    Ok(FuncConfig { descriptors: vec![ResourceDescriptor::Nic(model.state.runtime.active.nic_descriptor())] })
+}
+
+/// GET_ACTIVE_PROFILE: the running profile and the one the next POST activates.
+pub(super) fn get_active_profile(
+    model: &mut Model,
+    _: &RequestHeader,
+    _: GetActiveProfile,
+) -> Result<ActiveProfile, CompletionStatus> {
+    Ok(ActiveProfile {
+        active: u16::from(model.state.runtime.active_profile),
+        next: u16::from(model.state.nvram.next_profile),
+    })
+}
+
+/// GET_PROFILE_LIST: the profiles from `start_index` on, each with its list index.
+pub(super) fn get_profile_list(
+    _: &mut Model,
+    _: &RequestHeader,
+    req: GetProfileList,
+) -> Result<ProfileList, CompletionStatus> {
+    let entries = PROFILES
+        .iter()
+        .enumerate()
+        .skip(usize::from(req.start_index))
+        .map(|(index, p)| ProfileListEntry { id: p.id, index: index as u8, description: p.name.to_owned() })
+        .collect();
+    Ok(ProfileList { entries })
+}
+
+/// GET_PROFILE_CONFIG v1: PCIe, NIC and PORT v1 descriptors of
+///
+/// - ACTIVE: the running configuration (profile ID 0 or the active profile's ID);
+/// - SAVED: the saved configuration of the profile named by the request's ID, or of the
+///   next-boot profile when the ID is 0 ("what takes effect after reboot", spec §5.8);
+///
+/// with QUERY_MODIFIABLE, which fields may change (all ones = modifiable; see
+/// [`crate::assumptions`]). An unknown ID, an ACTIVE query for a profile that does not run, or a
+/// selector other than SAVED / ACTIVE is ILLEGAL_FIELD.
+pub(super) fn get_profile_config(
+    model: &mut Model,
+    _: &RequestHeader,
+    req: GetProfileConfig,
+) -> Result<ProfileConfig, CompletionStatus> {
+    let state = &model.state;
+    if req.profile_id != 0 && definition(req.profile_id).is_none() {
+        return Err(illegal_field());
+    }
+    let config: FunctionConfig = match req.selector {
+        ProfileSelector::Active => {
+            if req.profile_id != 0 && req.profile_id != state.runtime.active_profile {
+                return Err(illegal_field());
+            }
+            state.runtime.active
+        }
+        ProfileSelector::Saved => {
+            let id = if req.profile_id == 0 { state.nvram.next_profile } else { req.profile_id };
+            *state.nvram.saved.get(&id).ok_or_else(|| base(BaseStatus::Failed.raw()))?
+        }
+        _ => return Err(illegal_field()),
+    };
+    let descriptors = if req.query_modifiable { modifiable(&config) } else { config.profile_descriptors() };
+    Ok(ProfileConfig { descriptors })
+}
+
+/// The QUERY_MODIFIABLE answer: NIC counts and bandwidth all ones, everything else zero.
+fn modifiable(config: &FunctionConfig) -> Vec<ResourceDescriptor> {
+    let pcie = PcieDescriptor { version: DescriptorVersion::V1, pf_num: PF_NUM, ..PcieDescriptor::default() };
+    let nic = NicDescriptor {
+        pf_num: PF_NUM,
+        link_param: 0,
+        channel_id_param: 0,
+        acpi_params: 0,
+        wol_param: 0,
+        ..NicDescriptor::unchanged(DescriptorVersion::V1)
+    };
+    let port = PortDescriptor { nv_flags: 0, ..PortDescriptor::new(config.nic.link_param) };
+    vec![ResourceDescriptor::Pcie(pcie), ResourceDescriptor::Nic(nic), ResourceDescriptor::Port(port)]
+}
+
+/// SET_ACTIVE_PROFILE: makes `profile_id` the next-boot profile, saved to NVRAM; it becomes
+/// active at the next POST (design.md §6). An unknown ID is ILLEGAL_FIELD. The `fd` flag's
+/// meaning is not public (spec §5.9) and is ignored.
+pub(super) fn set_active_profile(
+    model: &mut Model,
+    _: &RequestHeader,
+    req: SetActiveProfile,
+) -> Result<Empty, CompletionStatus> {
+    definition(req.profile_id).ok_or_else(illegal_field)?;
+    let before = std::mem::replace(&mut model.state.nvram.next_profile, req.profile_id);
+    if before != req.profile_id && model.save().is_err() {
+        model.state.nvram.next_profile = before;
+        return Err(base(BaseStatus::Failed.raw()));
+    }
+    Ok(Empty)
+}

@@ -3,6 +3,7 @@
 use oce_mailbox::WireError;
 use oce_pci::PciError;
 
+use crate::compat::Incompatibility;
 use crate::dir::ImageType;
 
 /// What can go wrong reading, checking or building a firmware image.
@@ -65,6 +66,12 @@ pub enum FirmwareError {
         /// The number of entry slots (`MAX_FLASH_COMP`).
         max: usize,
     },
+    /// The directory lists no sections: the drivers would flash nothing and report success.
+    #[error("the flash directory at byte {offset} lists no sections")]
+    EmptyDirectory {
+        /// Offset of the cookie.
+        offset: usize,
+    },
     /// A section is smaller than its 4-byte CRC trailer (ufi-firmware.md §3.3, §9).
     #[error("section {index} (entry at byte {entry_offset}) has pad_size {pad_size}, below the 4-byte CRC trailer")]
     SectionTooSmall {
@@ -91,6 +98,9 @@ pub enum FirmwareError {
         /// The file length.
         len: usize,
     },
+    /// The image does not suit the adapter (ufi-firmware.md §1.5, Linux rule).
+    #[error("the image is not compatible with the adapter: {0}")]
+    Incompatible(Incompatibility),
     /// A CRC trailer was asked of a region shorter than the trailer.
     #[error("a {len}-byte region cannot hold a 4-byte CRC trailer")]
     CrcRegionTooShort {

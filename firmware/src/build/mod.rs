@@ -17,7 +17,7 @@
 mod fill;
 mod layout;
 mod pe;
-mod rom;
+pub(crate) mod rom;
 
 use oce_mailbox::wire::{Wire, Writer};
 

@@ -239,7 +239,7 @@ pub struct FirmwareConfig {
     pub phys_port: u32,
     /// `function_mode` u32 @28.
     pub function_mode: FunctionMode,
-    /// ULP[0] @32 and ULP[1] @84 resource blocks.
+    /// The resource blocks of ULP 0 (@32) and ULP 1 (@84).
     pub ulp: [UlpResources; 2],
     /// `function_caps` u32 @136.
     pub function_caps: FunctionCaps,

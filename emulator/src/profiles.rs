@@ -155,6 +155,71 @@ impl FunctionConfig {
     }
 }
 
+/// Why a SET_PROFILE_CONFIG descriptor cannot be applied (answered as ILLEGAL_FIELD).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Rejected;
+
+impl FunctionConfig {
+    /// Applies one SET_PROFILE_CONFIG descriptor, all-ones fields meaning "leave unchanged"
+    /// (spec/protocol.md §5.8). Accepted: a PCIe descriptor for this PF (`pf_num` 0 or
+    /// PF_NUM_IGNORE 255) with `num_vfs` 0 (the emulator has no SR-IOV) and `pf_type` NIC or RDMA;
+    /// a NIC descriptor for this PF; a NIC descriptor flagged VFT (the VF template, which the
+    /// emulator has no VFs to apply to, so it changes nothing). Anything else is rejected.
+    pub(crate) fn apply(&mut self, descriptor: &ResourceDescriptor) -> Result<(), Rejected> {
+        const PF_NUM_IGNORE: u8 = 255;
+        let ours = |pf_num: u8| pf_num == PF_NUM || pf_num == PF_NUM_IGNORE;
+        match descriptor {
+            ResourceDescriptor::Pcie(d) if ours(d.pf_num) => {
+                if d.num_vfs != 0xFFFF && d.num_vfs != 0 {
+                    return Err(Rejected);
+                }
+                if d.pf_type != PfType::UNCHANGED && !d.pf_type.is_nic() && !d.pf_type.is_rdma() {
+                    return Err(Rejected);
+                }
+                set(&mut self.sriov_state, d.sriov_state, 0xFF);
+                set(&mut self.pf_state, d.pf_state, 0xFF);
+                set(&mut self.pf_type, d.pf_type.0, PfType::UNCHANGED.0);
+                Ok(())
+            }
+            ResourceDescriptor::Nic(d) if d.is_vf_template() => Ok(()),
+            ResourceDescriptor::Nic(d) if ours(d.pf_num) => {
+                let n = &mut self.nic;
+                let keep = NicDescriptor::UNCHANGED_COUNT;
+                for (field, value) in [
+                    (&mut n.unicast_mac_count, d.unicast_mac_count),
+                    (&mut n.mcc_count, d.mcc_count),
+                    (&mut n.vlan_count, d.vlan_count),
+                    (&mut n.mcast_mac_count, d.mcast_mac_count),
+                    (&mut n.txq_count, d.txq_count),
+                    (&mut n.rq_count, d.rq_count),
+                    (&mut n.rssq_count, d.rssq_count),
+                    (&mut n.lro_count, d.lro_count),
+                    (&mut n.cq_count, d.cq_count),
+                    (&mut n.toe_conn_count, d.toe_conn_count),
+                    (&mut n.eq_count, d.eq_count),
+                    (&mut n.iface_count, d.iface_count),
+                ] {
+                    set(field, value, keep);
+                }
+                set(&mut n.bw_min, d.bw_min, u32::MAX);
+                set(&mut n.bw_max, d.bw_max, u32::MAX);
+                if d.flags.contains(DescriptorFlags::IF_CAPS_VALID) {
+                    n.cap_flags = d.cap_flags;
+                }
+                Ok(())
+            }
+            _ => Err(Rejected),
+        }
+    }
+}
+
+/// `*field = value` unless `value` is the "leave unchanged" pattern.
+fn set<T: PartialEq>(field: &mut T, value: T, unchanged: T) {
+    if value != unchanged {
+        *field = value;
+    }
+}
+
 /// The profile with `id`, if the emulated adapter offers one.
 pub fn definition(id: u8) -> Option<&'static ProfileDefinition> {
     PROFILES.iter().find(|p| p.id == id)

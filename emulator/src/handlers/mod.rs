@@ -13,7 +13,7 @@ use oce_mailbox::command::{Command, decode_request};
 use oce_mailbox::commands::{
     EnableDisableBeacon, FunctionReset, GetActiveProfile, GetBeaconState, GetCntlAttributes, GetFnPrivileges,
     GetFuncConfig, GetFwVersion, GetMacList, GetPhyDetails, GetPortName, GetProfileConfig, GetProfileList,
-    LinkStatusQuery, QueryFirmwareConfig, SetActiveProfile,
+    LinkStatusQuery, QueryFirmwareConfig, SetActiveProfile, SetProfileConfig,
 };
 use oce_mailbox::header::{HEADER_LEN, RequestHeader, Subsystem};
 use oce_mailbox::status::{BaseStatus, CompletionStatus};
@@ -57,6 +57,7 @@ pub(crate) fn dispatch(model: &mut Model, hdr: &RequestHeader, buf: &[u8]) -> Re
         GetMacList::OPCODE => run(model, hdr, buf, port::get_mac_list),
         GetFuncConfig::OPCODE => run(model, hdr, buf, profile::get_func_config),
         GetProfileConfig::OPCODE => run(model, hdr, buf, profile::get_profile_config),
+        SetProfileConfig::OPCODE => run(model, hdr, buf, profile::set_profile_config),
         GetProfileList::OPCODE => run(model, hdr, buf, profile::get_profile_list),
         GetActiveProfile::OPCODE => run(model, hdr, buf, profile::get_active_profile),
         SetActiveProfile::OPCODE => run(model, hdr, buf, profile::set_active_profile),

@@ -1,12 +1,13 @@
 //! Profile commands: GET_FUNC_CONFIG v1 (160), GET_ACTIVE_PROFILE (167), GET_PROFILE_LIST (166),
-//! GET_PROFILE_CONFIG v1 (164), SET_ACTIVE_PROFILE (168) (spec/protocol.md §5.7–§5.9, §6.4;
+//! GET_PROFILE_CONFIG v1 (164), SET_PROFILE_CONFIG v1 (165), SET_ACTIVE_PROFILE (168)
+//! (spec/protocol.md §5.7–§5.9, §6.4;
 //! the model is in [`crate::profiles`]).
 
 use oce_mailbox::command::Empty;
 use oce_mailbox::commands::{
-    ActiveProfile, DescriptorVersion, FuncConfig, GetActiveProfile, GetFuncConfig, GetProfileConfig, GetProfileList,
-    NicDescriptor, PcieDescriptor, PortDescriptor, ProfileConfig, ProfileList, ProfileListEntry, ProfileSelector,
-    ResourceDescriptor, SetActiveProfile,
+    ActiveProfile, DescriptorFlags, DescriptorVersion, FuncConfig, GetActiveProfile, GetFuncConfig, GetProfileConfig,
+    GetProfileList, NicDescriptor, PcieDescriptor, PortDescriptor, ProfileConfig, ProfileList, ProfileListEntry,
+    ProfileSelector, ResourceDescriptor, SetActiveProfile, SetProfileConfig,
 };
 use oce_mailbox::header::RequestHeader;
 use oce_mailbox::status::{BaseStatus, CompletionStatus};
@@ -119,4 +120,60 @@ pub(super) fn set_active_profile(
         return Err(base(BaseStatus::Failed.raw()));
     }
     Ok(Empty)
+}
+
+/// SET_PROFILE_CONFIG v1: changes a profile's configuration (spec/protocol.md §5.8).
+///
+/// The target is the request's profile ID, or the active profile for ID 0 (what be2net sends).
+/// Per descriptor, the NOSV flag means "do not save": the change lands in the running
+/// configuration only (so the target must be the active profile) and is lost at the next POST.
+/// Without NOSV the change is saved, and also applied to the running configuration when IMM is
+/// set and the target is active. Every descriptor is checked before anything changes; a rejected
+/// one ([`FunctionConfig::apply`]) or an unknown ID is ILLEGAL_FIELD. be2net's unload pair
+/// (PCIe + VF-template NIC, IMM | NOSV, num_vfs 0) is accepted and changes no profile.
+pub(super) fn set_profile_config(
+    model: &mut Model,
+    _: &RequestHeader,
+    req: SetProfileConfig,
+) -> Result<Empty, CompletionStatus> {
+    let state = &model.state;
+    let target = if req.profile_id == 0 { state.runtime.active_profile } else { req.profile_id };
+    let mut saved = *state.nvram.saved.get(&target).ok_or_else(illegal_field)?;
+    let is_active = target == state.runtime.active_profile;
+    let mut running = state.runtime.active;
+    for descriptor in &req.descriptors {
+        let flags = descriptor_flags(descriptor);
+        let nosv = flags.contains(DescriptorFlags::NOSV);
+        if nosv && !is_active {
+            return Err(illegal_field());
+        }
+        if !nosv {
+            saved.apply(descriptor).map_err(|_| illegal_field())?;
+        }
+        if is_active && (nosv || flags.contains(DescriptorFlags::IMM)) {
+            running.apply(descriptor).map_err(|_| illegal_field())?;
+        }
+    }
+    let before = (model.state.nvram.saved.insert(target, saved), model.state.runtime.active);
+    model.state.runtime.active = running;
+    if before.0 != Some(saved) || before.1 != running {
+        if model.save().is_err() {
+            if let Some(old) = before.0 {
+                model.state.nvram.saved.insert(target, old);
+            }
+            model.state.runtime.active = before.1;
+            return Err(base(BaseStatus::Failed.raw()));
+        }
+    }
+    Ok(Empty)
+}
+
+/// The flags byte of a descriptor (0 for kinds the codec does not decode).
+fn descriptor_flags(descriptor: &ResourceDescriptor) -> DescriptorFlags {
+    match descriptor {
+        ResourceDescriptor::Pcie(d) => d.flags,
+        ResourceDescriptor::Nic(d) => d.flags,
+        ResourceDescriptor::Port(d) => d.flags,
+        ResourceDescriptor::Unknown { bytes, .. } => DescriptorFlags(bytes.get(3).copied().unwrap_or(0)),
+    }
 }

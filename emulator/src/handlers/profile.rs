@@ -156,14 +156,13 @@ pub(super) fn set_profile_config(
     }
     let before = (model.state.nvram.saved.insert(target, saved), model.state.runtime.active);
     model.state.runtime.active = running;
-    if before.0 != Some(saved) || before.1 != running {
-        if model.save().is_err() {
-            if let Some(old) = before.0 {
-                model.state.nvram.saved.insert(target, old);
-            }
-            model.state.runtime.active = before.1;
-            return Err(base(BaseStatus::Failed.raw()));
+    let changed = before.0 != Some(saved) || before.1 != running;
+    if changed && model.save().is_err() {
+        if let Some(old) = before.0 {
+            model.state.nvram.saved.insert(target, old);
         }
+        model.state.runtime.active = before.1;
+        return Err(base(BaseStatus::Failed.raw()));
     }
     Ok(Empty)
 }

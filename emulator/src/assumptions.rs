@@ -8,8 +8,40 @@
 //!
 //! Facts that the spec *does* state (register offsets, bit positions, command layouts, status
 //! codes) live in `oce-mailbox` and are cited there; they are not repeated here.
-
-use std::time::Duration;
+//!
+//! # Behaviour choices
+//!
+//! Besides the values below, these behaviours are assumed (each is implemented where named):
+//!
+//! - **Registers** ([`crate::config`], `model`): BAR0 is a view of configuration space (soft
+//!   reset, UE and online registers exist in both); SR (0x5C bit 7) is self-clearing; a chip
+//!   soft reset keeps configuration space (command register, BARs), a power cycle resets it;
+//!   write-only doorbells read 0; accesses outside a BAR or unaligned read all ones.
+//! - **Doorbell** (`doorbell`): a LO write consumes the latched HI half
+//!   ([`LO_CONSUMES_HI_LATCH`]). A LO write whose rebuilt address maps nowhere but lies 1–15
+//!   bytes below a mapped buffer is reported as an unaligned mailbox and ignored (the device
+//!   cannot see the host's real address; this is the signature of a host that skipped the
+//!   16-byte rounding); any other unmapped address starts the command and faults on fetch.
+//! - **POST** (`post`): the boot outcome is decided when POST starts; the semaphore walk only
+//!   animates it, so a process that exits mid-walk leaves an adapter the next process finds at
+//!   its final stage. A failed boot stops at [`POST_FAILED_STAGE_INDEX`] with bit 31; the backup
+//!   boot shows bit 30 only at the final stage.
+//! - **Commands** (`handlers`): only subsystem COMMON is implemented; a command is accepted
+//!   embedded or not, whatever be2net uses; a non-zero `domain` is refused (no VFs);
+//!   FUNCTION_RESET has nothing to clear (no queues are modelled); the beacon ignores its
+//!   durations and goes off at POST; the emulated PF is function 0 on port 0 and reports only
+//!   its own descriptors.
+//! - **Profiles** ([`crate::profiles`]): SET_ACTIVE_PROFILE persists the next-boot profile at
+//!   once and ignores `fd`; it becomes active at the next POST (chip reset or power cycle — real
+//!   hardware may need a cold boot, spec §10). GET_PROFILE_CONFIG with ID 0 means the active
+//!   profile (ACTIVE) or the next-boot profile (SAVED); its QUERY_MODIFIABLE answer marks the
+//!   NIC counts and bandwidth as modifiable and nothing else. SET_PROFILE_CONFIG with ID 0
+//!   targets the active profile; NOSV changes only the running configuration; without NOSV the
+//!   change is saved, and applied now too when IMM is set and the profile runs; SR-IOV
+//!   (`num_vfs` > 0) is refused.
+//! - **Flash** (`flash`): erased flash reads 0xFF; the factory image is `oce-firmware`'s small
+//!   layout, every section carrying the factory version in `ver_data`; the CRC model is
+//!   `oce_firmware::crc` (design.md §6).
 
 // ---------------------------------------------------------------------------------------------
 // PCI identity (design.md §6; spec/protocol.md §1)
@@ -153,12 +185,6 @@ pub const PHY_INTERFACE_TYPE: u16 = 3;
 pub const PHY_TYPE: u16 = 0;
 /// Speeds the PHY supports: 1G (0x4) | 10G (0x8).
 pub const PHY_SPEEDS: u16 = 0x4 | 0x8;
-/// How long ENABLE_DISABLE_BEACON's state lasts: the emulator keeps it until changed or reset
-/// and ignores the duration fields (their semantics are not public).
-pub const BEACON_IGNORES_DURATION: bool = true;
-
-/// Timeout the emulator suggests for host polls in tests: generous, since nothing real waits.
-pub const SUGGESTED_TEST_TIMEOUT: Duration = Duration::from_secs(4);
 
 // ---------------------------------------------------------------------------------------------
 // Profiles (design.md §6: "IDs are ours, not Broadcom's"; spec/protocol.md §6.4, §10)
@@ -233,11 +259,11 @@ pub mod nic_limits {
 // Fields of query responses that no public driver interprets
 // ---------------------------------------------------------------------------------------------
 
-/// GET_CNTL_ATTRIBUTES: every field that no public driver reads and whose meaning is not public
-/// (supported modes, data-structure versions, GUID, timeouts, hba_status, interface_type, …) is
-/// **zero**. The fields filled are the strings, serial, port count/number, ASIC revision and
-/// generation, POST status, PCI IDs and function number, the MTUs below, and a unique
-/// identifier derived from the first MAC.
+/// GET_CNTL_ATTRIBUTES `hba_mtu` of each port (the rest of the 8 slots are 0). Every attribute
+/// field that no public driver reads and whose meaning is not public (supported modes,
+/// data-structure versions, GUID, timeouts, hba_status, interface_type, …) is **zero**; filled
+/// are the strings, serial, port count/number, ASIC revision and generation, POST status, PCI
+/// IDs and function number, these MTUs, and a unique identifier made from the first MAC.
 pub const HBA_MTU: u32 = 1500;
 /// QUERY_FIRMWARE_CONFIG `config_number`. FreeBSD's table of values is for older chips; what
 /// Skyhawk reports is unknown (spec §5.3), so the emulator reports 0.
@@ -246,7 +272,3 @@ pub const CONFIG_NUMBER: u32 = 0;
 pub const FUNCTION_CAPS: u32 = 0x2;
 /// LINK_STATUS_QUERY `mac_duplex`: 1. be2net ignores the field; its encoding is not public.
 pub const MAC_DUPLEX: u8 = 1;
-/// GET_PROFILE_CONFIG with QUERY_MODIFIABLE answers PCIe, NIC and PORT descriptors in which the
-/// NIC counts and bandwidth limits read all ones (modifiable) and everything else zero (fixed):
-/// which fields real firmware lets change is not public (spec §5.8, §10).
-pub const MODIFIABLE_NIC_FIELDS_ONLY: () = ();

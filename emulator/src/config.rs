@@ -2,7 +2,7 @@
 //! model): a write changes only the bits its mask allows; absent registers read zero.
 //!
 //! The registers with behaviour (the POST semaphore at 0x94, soft reset at 0x5C, UE status at
-//! 0xA0/0xA4) are intercepted by [`crate::model::Model`] before they reach this file; here they
+//! 0xA0/0xA4) are intercepted by the model (`model.rs`) before they reach this file; here they
 //! are plain read-only dwords. BAR0 is a memory-mapped view of the same file (spec/protocol.md
 //! §2.5: "offsets within the pcicfg mapping = config-space offsets").
 

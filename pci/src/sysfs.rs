@@ -132,6 +132,41 @@ pub fn vfio_pci_loaded(roots: &Roots) -> bool {
     roots.driver_dir(VFIO_PCI).is_dir()
 }
 
+/// What goes away with a function's driver when it is unbound: its network interfaces and RDMA
+/// devices (ecosystem.md §3.4 step 3), for the `--unbind` confirmation.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Dependents {
+    /// Network interfaces (`<device>/net/*`), with their operstate (`up`, `down`, ...).
+    pub netdevs: Vec<(String, String)>,
+    /// RDMA devices (`<device>/infiniband/*`), e.g. ocrdma's.
+    pub rdma: Vec<String>,
+}
+
+fn names_in(dir: &Path) -> Result<Vec<String>, PciError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_err(dir)(e)),
+    };
+    let mut names = entries
+        .map(|entry| entry.map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(io_err(dir))?;
+    names.sort();
+    Ok(names)
+}
+
+/// The network interfaces and RDMA devices that function `address` provides now.
+pub fn dependents(roots: &Roots, address: PciAddress) -> Result<Dependents, PciError> {
+    let dir = roots.device_dir(address);
+    let mut netdevs = Vec::new();
+    for name in names_in(&dir.join("net"))? {
+        let state = std::fs::read_to_string(dir.join("net").join(&name).join("operstate")).unwrap_or_default();
+        netdevs.push((name, state.trim().to_owned()));
+    }
+    Ok(Dependents { netdevs, rdma: names_in(&dir.join("infiniband"))? })
+}
+
 /// A member of an IOMMU group that keeps the group from being viable for VFIO.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GroupBlocker {
@@ -156,12 +191,10 @@ fn is_bridge(dir: &Path) -> bool {
 /// pci-stub are fine (ecosystem.md §3.4 step 4).
 pub fn group_blockers(roots: &Roots, group: u32, except: PciAddress) -> Result<Vec<GroupBlocker>, PciError> {
     let dir = roots.group_devices_dir(group);
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .map_err(io_err(&dir))?
-        .map(|entry| entry.map(|e| e.file_name().to_string_lossy().into_owned()))
-        .collect::<Result<_, _>>()
-        .map_err(io_err(&dir))?;
-    names.sort();
+    if !dir.is_dir() {
+        return Err(io_err(&dir)(io::Error::from(io::ErrorKind::NotFound)));
+    }
+    let names = names_in(&dir)?;
     let me = except.to_string();
     let mut blockers = Vec::new();
     for name in names.into_iter().filter(|n| *n != me) {
@@ -251,6 +284,22 @@ mod tests {
         assert_eq!(read_hex(&path).unwrap(), 0x10df);
         std::fs::write(&path, "bogus\n").unwrap();
         assert!(matches!(read_hex(&path), Err(PciError::Io { .. })));
+    }
+
+    #[test]
+    fn lists_what_goes_down_with_the_driver() {
+        let tree = FakeTree::new();
+        let me: PciAddress = "0000:03:00.0".parse().unwrap();
+        tree.device(me, 0x10df, 0x0720).driver("be2net");
+        assert_eq!(dependents(tree.roots(), me).unwrap(), Dependents::default());
+        let dir = tree.roots().device_dir(me);
+        std::fs::create_dir_all(dir.join("net/enp3s0f0")).unwrap();
+        std::fs::write(dir.join("net/enp3s0f0/operstate"), "up\n").unwrap();
+        std::fs::create_dir_all(dir.join("infiniband/ocrdma0")).unwrap();
+        assert_eq!(
+            dependents(tree.roots(), me).unwrap(),
+            Dependents { netdevs: vec![("enp3s0f0".into(), "up".into())], rdma: vec!["ocrdma0".into()] }
+        );
     }
 
     #[test]

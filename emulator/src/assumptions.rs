@@ -16,7 +16,10 @@
 //! - **Registers** ([`crate::config`], `model`): BAR0 is a view of configuration space (soft
 //!   reset, UE and online registers exist in both); SR (0x5C bit 7) is self-clearing; a chip
 //!   soft reset keeps configuration space (command register, BARs), a power cycle resets it;
-//!   write-only doorbells read 0; accesses outside a BAR or unaligned read all ones.
+//!   write-only doorbells read 0; accesses outside a BAR or unaligned read all ones. The
+//!   capability list holds only power management at 0x40 (its PMCSR is be2net's 0x44): no MSI-X
+//!   or PCIe capability, since no interrupts are modelled (the mailbox is polled). The command
+//!   register implements memory, bus master, parity, SERR and INTx-disable; no I/O space.
 //! - **Doorbell** (`doorbell`): a LO write consumes the latched HI half
 //!   ([`LO_CONSUMES_HI_LATCH`]). A LO write whose rebuilt address maps nowhere but lies 1–15
 //!   bytes below a mapped buffer is reported as an unaligned mailbox and ignored (the device

@@ -1,2 +1,68 @@
+//! `ocetool`: the command-line front end. Parsing, device selection, output and exit codes live
+//! here; everything that talks to the adapter lives in the libraries.
 #![forbid(unsafe_code)]
-fn main() {}
+
+mod args;
+mod commands;
+mod device;
+mod emulator;
+mod error;
+mod output;
+mod report;
+mod session;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::args::{Cli, Command};
+use crate::error::{CliError, CliResult, ErrorKind};
+use crate::output::{ErasedReport, print_error, print_report};
+use crate::session::run_job;
+
+fn main() -> ExitCode {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match Cli::try_parse_from(&argv) {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(&argv, &e),
+    };
+    match run(&cli) {
+        Ok(report) => {
+            print_report(report.as_ref(), cli.global.json);
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            print_error(&err, cli.global.json, cli.global.verbose);
+            ExitCode::from(err.kind.exit_code())
+        }
+    }
+}
+
+/// Prints a parse error: clap's own text (help and version are not errors), or a JSON error
+/// document when `--json` was on the command line.
+fn usage_error(argv: &[std::ffi::OsString], e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind as K;
+    if matches!(e.kind(), K::DisplayHelp | K::DisplayVersion) || !argv.iter().any(|a| a == "--json") {
+        let _ = e.print();
+        return ExitCode::from(e.exit_code() as u8);
+    }
+    let text = e.kind().as_str().map_or_else(|| e.to_string(), str::to_owned);
+    let detail = e.to_string().lines().next().unwrap_or_default().trim_start_matches("error: ").to_owned();
+    let message = if detail.is_empty() { text } else { detail };
+    print_error(&CliError::new(ErrorKind::Usage, message), true, 0);
+    ExitCode::from(ErrorKind::Usage.exit_code())
+}
+
+fn boxed<T: ErasedReport + 'static>(r: T) -> Box<dyn ErasedReport> {
+    Box::new(r)
+}
+
+fn run(cli: &Cli) -> CliResult<Box<dyn ErasedReport>> {
+    let g = &cli.global;
+    match &cli.command {
+        Command::Query => run_job(g, commands::query::Query).map(boxed),
+        Command::Profiles => run_job(g, commands::profiles::Profiles).map(boxed),
+        Command::Raw(args) => run_job(g, commands::raw::Raw::from_args(args)?).map(boxed),
+        Command::Emulator { action } => emulator::run(g, action).map(boxed),
+    }
+}

@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
+pub mod adapter;
 pub mod clock;
 pub mod command;
 pub mod commands;

@@ -1,0 +1,139 @@
+//! The command line: global device and output flags, and one subcommand per job (design.md §7).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Daemon-free toolkit for the Emulex OneConnect OCe14000 (Skyhawk): query the adapter, switch it
+/// to a RoCE profile, and inspect and flash firmware — on real hardware through VFIO, or on the
+/// built-in emulator.
+#[derive(Debug, Parser)]
+#[command(name = "ocetool", version, max_term_width = 100)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags every subcommand accepts.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// The adapter: a PCI address (0000:03:00.0 or 03:00.0), `emu` for the emulator in the
+    /// default state directory, or `emu:DIR` for an emulator with its state in DIR.
+    #[arg(long, short = 'd', global = true, env = "OCETOOL_DEVICE", value_name = "DEVICE")]
+    pub device: Option<String>,
+    /// Print one JSON document on stdout (errors too), and nothing else.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Answer yes to confirmations (required for changes when stdin is not a terminal).
+    #[arg(long, short = 'y', global = true)]
+    pub yes: bool,
+    /// Hand the function from its current kernel driver (e.g. be2net) to vfio-pci for the
+    /// duration of the command, and give it back afterwards.
+    #[arg(long, global = true)]
+    pub unbind: bool,
+    /// Root of the sysfs tree (tests point it at a fake tree).
+    #[arg(long, global = true, value_name = "DIR", default_value = "/sys", hide_default_value = true)]
+    pub sysfs_root: PathBuf,
+    /// Seconds to wait for another ocetool working on the same adapter before giving up.
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 3.0)]
+    pub wait: f64,
+    /// More detail: the cause chain of errors, and the steps taken.
+    #[arg(long, short = 'v', global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Report firmware, model, serial, ports, function mode, RoCE state and profiles.
+    Query,
+    /// List the adapter's profiles and which one is active and next.
+    Profiles,
+    /// Send any firmware command and print the statuses and the response bytes.
+    Raw(RawArgs),
+    /// Create, show or power-cycle an emulated adapter.
+    Emulator {
+        #[command(subcommand)]
+        action: EmulatorAction,
+    },
+}
+
+/// Arguments of `ocetool raw`.
+#[derive(Debug, Args)]
+pub struct RawArgs {
+    /// Subsystem number (1 = COMMON, 3 = ETH).
+    #[arg(long, value_parser = parse_u8)]
+    pub subsystem: u8,
+    /// Opcode.
+    #[arg(long, value_parser = parse_u8)]
+    pub opcode: u8,
+    /// Command version.
+    #[arg(long, value_parser = parse_u8, default_value = "0")]
+    pub version: u8,
+    /// Send the command in a separate DMA buffer (one SGE) instead of inside the WRB.
+    #[arg(long, requires = "length")]
+    pub non_embedded: bool,
+    /// Command buffer length in bytes, header included (default: 236 embedded).
+    #[arg(long, value_parser = parse_len)]
+    pub length: Option<usize>,
+    /// Request body after the 16-byte header, as hex (spaces and colons allowed).
+    #[arg(long, value_name = "HEX")]
+    pub payload: Option<String>,
+    /// Header domain byte (0 = this function, n + 1 = its VF n).
+    #[arg(long, value_parser = parse_u8, default_value = "0")]
+    pub domain: u8,
+    /// Seconds the firmware may take.
+    #[arg(long, default_value_t = 4)]
+    pub timeout: u64,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EmulatorAction {
+    /// Create a factory-fresh emulated OCe14102 in the state directory (refuses to overwrite).
+    Init,
+    /// Show the emulated adapter's identity, flash, profiles and state directory.
+    Show,
+    /// Cold-boot the emulated adapter: runtime state is lost, POST runs, the next-boot profile
+    /// and the firmware on flash become active.
+    PowerCycle,
+}
+
+/// Parses a byte given in decimal or 0x-prefixed hex.
+pub fn parse_u8(s: &str) -> Result<u8, String> {
+    let v = parse_number(s)?;
+    u8::try_from(v).map_err(|_| format!("{s} does not fit in a byte (0..=255)"))
+}
+
+fn parse_len(s: &str) -> Result<usize, String> {
+    let v = parse_number(s)?;
+    usize::try_from(v).map_err(|_| format!("{s} is too large"))
+}
+
+fn parse_number(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => t.parse::<u64>(),
+    };
+    parsed.map_err(|_| format!("{s:?} is not a number (decimal, or hex with 0x)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn numbers_in_decimal_and_hex() {
+        assert_eq!(parse_u8("35"), Ok(35));
+        assert_eq!(parse_u8("0x3a"), Ok(58));
+        assert!(parse_u8("256").is_err());
+        assert!(parse_u8("x").is_err());
+    }
+}

@@ -1,0 +1,5 @@
+//! One module per subcommand that runs on an adapter.
+
+pub mod profiles;
+pub mod query;
+pub mod raw;

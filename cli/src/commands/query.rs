@@ -1,0 +1,90 @@
+//! `ocetool query`: the adapter's identity, firmware, function mode, RoCE state, profiles and
+//! ports.
+
+use oce_mailbox::adapter::read_info;
+use oce_pci::PciFunction;
+
+use crate::error::CliResult;
+use crate::output::Report;
+use crate::report::QueryJson;
+use crate::session::{Job, Session, mailbox_error};
+
+/// The `query` job.
+#[derive(Debug)]
+pub struct Query;
+
+impl Job for Query {
+    type Output = QueryJson;
+
+    fn run<F: PciFunction>(self, session: &mut Session<F>) -> CliResult<QueryJson> {
+        let info = read_info(&mut session.mbox).map_err(|e| mailbox_error("cannot query the adapter", &e))?;
+        Ok(QueryJson::of(session.device.describe(), &info))
+    }
+}
+
+impl Report for QueryJson {
+    fn text(&self) -> String {
+        let mut out = String::new();
+        let mut line = |k: &str, v: String| out.push_str(&format!("{k:<15}{v}\n"));
+        line("Adapter", format!("{} {} ({})", self.manufacturer, self.model, self.description));
+        line("Device", self.device.clone());
+        line(
+            "PCI ID",
+            format!(
+                "{}:{} subsystem {}:{}",
+                &self.pci.vendor_id[2..],
+                &self.pci.device_id[2..],
+                &self.pci.subsystem_vendor_id[2..],
+                &self.pci.subsystem_id[2..]
+            ),
+        );
+        line("Chip", format!("{}, ASIC revision {:#04x}", self.chip.unwrap_or("unknown"), self.asic_revision));
+        line("Serial", self.serial.clone());
+        let fw = &self.firmware;
+        let pending = if fw.running == fw.stored {
+            String::new()
+        } else {
+            format!("  (stored {} runs after a reset)", fw.stored)
+        };
+        line(
+            "Firmware",
+            format!("{}{}{}", fw.running, pending, if fw.backup_running { "  [BACKUP FIRMWARE RUNNING]" } else { "" }),
+        );
+        line("Function mode", format!("{:#x} ({})", self.function_mode, self.function_mode_flags.join(", ")));
+        line("RoCE", if self.roce_enabled { "enabled".into() } else { "disabled".into() });
+        let p = &self.profile;
+        if p.active.id == p.next.id {
+            line("Profile", p.active.label());
+        } else {
+            line("Profile", format!("{}  ->  {} after the next reset", p.active.label(), p.next.label()));
+        }
+        if self.reset_required {
+            line("Reset", "required: run `ocetool reset` (or reboot) to activate the pending change".into());
+        }
+        out.push_str("Ports\n");
+        for port in &self.ports {
+            let name = port.name.clone().unwrap_or_else(|| "?".into());
+            if port.this_function {
+                let link = match (port.link_up, port.speed_mbps) {
+                    (Some(true), Some(s)) => format!("link up, {s} Mb/s"),
+                    (Some(true), None) => "link up".into(),
+                    (Some(false), _) => "link down".into(),
+                    (None, _) => "link unknown".into(),
+                };
+                out.push_str(&format!(
+                    "  {}  name {}  {}  {}\n",
+                    port.index,
+                    name,
+                    port.mac.clone().unwrap_or_else(|| "-".into()),
+                    link
+                ));
+            } else {
+                out.push_str(&format!(
+                    "  {}  name {}  (driven by another PCI function of the adapter)\n",
+                    port.index, name
+                ));
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,164 @@
+//! Which adapter a command works on (`--device`, `OCETOOL_DEVICE`, or the only one found), and the
+//! per-device lock that keeps two ocetool processes from driving one adapter at once
+//! (design.md §4).
+
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use oce_pci::PciAddress;
+
+use crate::error::{CliError, CliResult, ErrorKind};
+
+/// A device as the user named it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeviceSpec {
+    /// The emulator with its state in this directory.
+    Emulator(PathBuf),
+    /// A real PCI function.
+    Pci(PciAddress),
+}
+
+impl DeviceSpec {
+    /// Parses `emu`, `emu:DIR` or a PCI address.
+    pub fn parse(s: &str) -> CliResult<Self> {
+        if s == "emu" {
+            return default_emulator_dir().map(Self::Emulator);
+        }
+        if let Some(dir) = s.strip_prefix("emu:") {
+            if dir.is_empty() {
+                return Err(CliError::new(
+                    ErrorKind::Usage,
+                    "--device emu: needs a directory after the colon (emu:DIR)",
+                ));
+            }
+            return Ok(Self::Emulator(PathBuf::from(dir)));
+        }
+        s.parse::<PciAddress>().map(Self::Pci).map_err(|e| {
+            CliError::new(ErrorKind::Usage, format!("bad --device {s:?}: {e}; or use emu / emu:DIR for the emulator"))
+        })
+    }
+
+    /// A short name for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Emulator(dir) => format!("emulator at {}", dir.display()),
+            Self::Pci(addr) => addr.to_string(),
+        }
+    }
+}
+
+/// The default emulator state directory: `$XDG_STATE_HOME/ocetool/emu`, else
+/// `$HOME/.local/state/ocetool/emu`.
+pub fn default_emulator_dir() -> CliResult<PathBuf> {
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".local/state")));
+    base.map(|b| b.join("ocetool").join("emu")).ok_or_else(|| {
+        CliError::new(
+            ErrorKind::Usage,
+            "cannot place the default emulator state: neither XDG_STATE_HOME nor HOME is set; use --device emu:DIR",
+        )
+    })
+}
+
+/// Where the lock file of a real device lives: `$OCETOOL_LOCK_DIR`, else `/run/lock/ocetool`.
+fn pci_lock_dir() -> PathBuf {
+    std::env::var_os("OCETOOL_LOCK_DIR")
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| PathBuf::from("/run/lock/ocetool"), PathBuf::from)
+}
+
+/// The lock file path for a device.
+pub fn lock_path(spec: &DeviceSpec) -> PathBuf {
+    match spec {
+        // The emulator's lock sits beside its state directory, so the directory itself holds only
+        // the adapter's state.
+        DeviceSpec::Emulator(dir) => {
+            let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "emu".into());
+            dir.parent().unwrap_or(Path::new(".")).join(format!(".{name}.lock"))
+        }
+        DeviceSpec::Pci(addr) => pci_lock_dir().join(format!("{addr}.lock")),
+    }
+}
+
+/// An exclusive lock on one device, released when dropped (or by the kernel when the process
+/// dies, so a killed ocetool never leaves a lock behind).
+#[derive(Debug)]
+pub struct DeviceLock {
+    _file: File,
+}
+
+impl DeviceLock {
+    /// Takes the lock at `path`, waiting up to `wait` for another holder, then failing "busy".
+    pub fn acquire(path: &Path, wait: Duration, device: &str) -> CliResult<Self> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| {
+                CliError::new(ErrorKind::Failed, format!("cannot create the lock directory {}: {e}", parent.display()))
+            })?;
+        }
+        let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(|e| {
+            CliError::new(ErrorKind::Failed, format!("cannot open the lock file {}: {e}", path.display()))
+        })?;
+        let deadline = Instant::now() + wait;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(Self { _file: file }),
+                Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(CliError::new(
+                        ErrorKind::Busy,
+                        format!(
+                            "device busy: another ocetool is working on {device} (lock {}); retry when it has finished, or raise --wait",
+                            path.display()
+                        ),
+                    ));
+                }
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(CliError::new(ErrorKind::Failed, format!("cannot lock {}: {e}", path.display())));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_device_forms() {
+        assert_eq!(DeviceSpec::parse("emu:/tmp/x").unwrap(), DeviceSpec::Emulator("/tmp/x".into()));
+        assert_eq!(DeviceSpec::parse("03:00.0").unwrap(), DeviceSpec::Pci("0000:03:00.0".parse().unwrap()));
+        assert_eq!(DeviceSpec::parse("emu:").unwrap_err().kind, ErrorKind::Usage);
+        let err = DeviceSpec::parse("eth0").unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Usage);
+        assert!(err.message.contains("emu:DIR"), "{}", err.message);
+    }
+
+    #[test]
+    fn emulator_lock_sits_beside_the_state_directory() {
+        assert_eq!(lock_path(&DeviceSpec::Emulator("/a/b/emu1".into())), PathBuf::from("/a/b/.emu1.lock"));
+    }
+
+    #[test]
+    fn second_lock_is_busy() {
+        let dir = tempfile_dir();
+        let path = dir.join("dev.lock");
+        let first = DeviceLock::acquire(&path, Duration::ZERO, "x").unwrap();
+        let err = DeviceLock::acquire(&path, Duration::from_millis(50), "x").unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Busy);
+        drop(first);
+        DeviceLock::acquire(&path, Duration::ZERO, "x").unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn tempfile_dir() -> PathBuf {
+        let d = std::env::temp_dir().join(format!("ocetool-lock-test-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+}

@@ -1,0 +1,148 @@
+//! The emulated adapter from the CLI: opening its state directory (with errors that leave the
+//! user's files alone), and `ocetool emulator init|show|power-cycle`.
+
+use std::path::Path;
+
+use oce_emulator::{Emulator, EmulatorError, EmulatorInfo};
+use serde::Serialize;
+
+use crate::args::{EmulatorAction, GlobalArgs};
+use crate::device::DeviceSpec;
+use crate::error::{CliError, CliResult, ErrorKind};
+use crate::output::Report;
+use crate::session::{lock_device, select_device};
+
+/// Opens the emulator in `dir`, creating a factory-fresh one when `dir` does not exist or is
+/// empty. A non-empty directory that holds no emulator state is refused: ocetool never writes
+/// its files into a directory it did not make.
+pub fn open_emulator(dir: &Path) -> CliResult<Emulator> {
+    let has_state =
+        dir.join(oce_emulator::state::STATE_FILE).exists() || dir.join(oce_emulator::state::FLASH_FILE).exists();
+    if !has_state && dir.is_dir() && !is_empty_dir(dir)? {
+        return Err(CliError::new(
+            ErrorKind::NoDevice,
+            format!(
+                "{} is not an emulator state directory (no {}); use a new or empty directory for emu:DIR",
+                dir.display(),
+                oce_emulator::state::STATE_FILE
+            ),
+        ));
+    }
+    if dir.exists() && !dir.is_dir() {
+        return Err(CliError::new(
+            ErrorKind::NoDevice,
+            format!("{} is not a directory; emu:DIR needs a directory", dir.display()),
+        ));
+    }
+    Emulator::open_or_create(dir).map_err(|e| emulator_error(&e))
+}
+
+fn is_empty_dir(dir: &Path) -> CliResult<bool> {
+    let mut entries = std::fs::read_dir(dir)
+        .map_err(|e| CliError::new(ErrorKind::NoDevice, format!("cannot read {}: {e}", dir.display())))?;
+    Ok(entries.next().is_none())
+}
+
+/// Maps an emulator error to the CLI: a state directory that cannot be used is "no such device"
+/// (exit 3), and the files are never touched.
+pub fn emulator_error(e: &EmulatorError) -> CliError {
+    let kind = match e {
+        EmulatorError::AlreadyExists { .. } => ErrorKind::Refused,
+        _ => ErrorKind::NoDevice,
+    };
+    let err = CliError::from_error(kind, "", e);
+    match e {
+        EmulatorError::AlreadyExists { .. } => err,
+        EmulatorError::Io { .. } | EmulatorError::Flash(_) => {
+            err.hint("check the directory's permissions and free space")
+        }
+        _ => err.hint("the state directory was left as it is: repair or move it, or use another emu:DIR"),
+    }
+}
+
+/// What `ocetool emulator ...` prints.
+#[derive(Debug, Serialize)]
+pub struct EmulatorReport {
+    action: &'static str,
+    changed: bool,
+    #[serde(flatten)]
+    info: EmulatorInfo,
+}
+
+/// Runs `ocetool emulator <action>`.
+pub fn run(global: &GlobalArgs, action: &EmulatorAction) -> CliResult<EmulatorReport> {
+    let spec = select_device(global)?;
+    let DeviceSpec::Emulator(dir) = &spec else {
+        return Err(CliError::new(
+            ErrorKind::Usage,
+            format!(
+                "`ocetool emulator` works on an emulated adapter, not on {}; use --device emu or emu:DIR",
+                spec.describe()
+            ),
+        ));
+    };
+    let _lock = lock_device(global, &spec)?;
+    match action {
+        EmulatorAction::Init => {
+            let emu = Emulator::create(dir).map_err(|e| emulator_error(&e))?;
+            Ok(EmulatorReport { action: "init", changed: true, info: emu.info() })
+        }
+        EmulatorAction::Show => {
+            let emu = Emulator::open(dir).map_err(|e| emulator_error(&e))?;
+            Ok(EmulatorReport { action: "show", changed: false, info: emu.info() })
+        }
+        EmulatorAction::PowerCycle => {
+            let emu = Emulator::open(dir).map_err(|e| emulator_error(&e))?;
+            emu.power_cycle().map_err(|e| emulator_error(&e))?;
+            Ok(EmulatorReport { action: "power-cycle", changed: true, info: emu.info() })
+        }
+    }
+}
+
+impl Report for EmulatorReport {
+    fn text(&self) -> String {
+        let i = &self.info;
+        let mut out = String::new();
+        match self.action {
+            "init" => out.push_str(&format!("Created a factory-fresh emulated adapter in {}\n", i.state_dir.display())),
+            "power-cycle" => out.push_str("Power-cycled the emulated adapter (POST ran; the next-boot profile and the firmware on flash are active)\n"),
+            _ => {}
+        }
+        let fw = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".into());
+        out.push_str(&format!("State directory  {}\n", i.state_dir.display()));
+        out.push_str(&format!(
+            "Adapter          {} {:04x}:{:04x}, serial {}\n",
+            i.model, i.vendor_id, i.device_id, i.serial
+        ));
+        out.push_str(&format!(
+            "Firmware         running {}, stored {} ({:?})\n",
+            fw(&i.firmware.running),
+            fw(&i.firmware.stored),
+            i.firmware.boot
+        ));
+        out.push_str(&format!("Function mode    {:#x}\n", i.function_mode));
+        out.push_str(&format!("POST semaphore   {:#010x}\n", i.semaphore));
+        out.push_str("Ports\n");
+        for p in &i.ports {
+            out.push_str(&format!(
+                "  {}  name {}  mac {}  {} {} Mb/s\n",
+                p.index,
+                p.name,
+                p.mac,
+                if p.link_up { "up" } else { "down" },
+                p.speed_mbps
+            ));
+        }
+        out.push_str("Profiles\n");
+        for p in &i.profiles {
+            let mark = match (p.active, p.next) {
+                (true, true) => "active, next",
+                (true, false) => "active",
+                (false, true) => "next",
+                _ => "",
+            };
+            out.push_str(&format!("  {:>3}  {:<24} {}\n", p.id, p.name, mark));
+        }
+        out
+    }
+}

@@ -1,0 +1,147 @@
+//! The JSON contract of design.md §7, in one place: the objects scripts key on (`firmware`,
+//! `profile`, `ports[]`, ...) and how they are built from the library's data. Field names here
+//! are a stable interface: add freely, never rename.
+
+use oce_mailbox::adapter::{AdapterInfo, ProfileState};
+use oce_mailbox::commands::format_mac;
+use serde::Serialize;
+
+/// PCI identity, IDs as `"0x10df"` strings.
+#[derive(Debug, Serialize)]
+pub struct PciIds {
+    pub vendor_id: String,
+    pub device_id: String,
+    pub subsystem_vendor_id: String,
+    pub subsystem_id: String,
+}
+
+/// `firmware`: running and stored versions.
+#[derive(Debug, Clone, Serialize)]
+pub struct FirmwareJson {
+    pub running: String,
+    pub stored: String,
+    /// POST booted the backup firmware section.
+    pub backup_running: bool,
+}
+
+/// A profile reference `{id, name, roce}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProfileRef {
+    pub id: u16,
+    pub name: Option<String>,
+    pub roce: Option<bool>,
+}
+
+impl ProfileRef {
+    pub fn of(state: &ProfileState, id: u16) -> Self {
+        let p = state.by_id(id);
+        Self { id, name: p.map(|p| p.name.clone()), roce: p.map(|p| p.roce) }
+    }
+
+    /// `NAME (id N)` for text output.
+    pub fn label(&self) -> String {
+        match &self.name {
+            Some(n) => format!("{n} (id {})", self.id),
+            None => format!("id {} (not in the profile list)", self.id),
+        }
+    }
+}
+
+/// `profile`: the running and the next-boot profile side by side.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProfilePair {
+    pub active: ProfileRef,
+    pub next: ProfileRef,
+}
+
+impl ProfilePair {
+    pub fn of(state: &ProfileState) -> Self {
+        Self { active: ProfileRef::of(state, state.active), next: ProfileRef::of(state, state.next) }
+    }
+}
+
+/// One entry of `ports[]`.
+#[derive(Debug, Serialize)]
+pub struct PortJson {
+    pub index: u8,
+    pub name: Option<String>,
+    /// True for the port the queried PCI function drives; the others' link and MAC are only
+    /// visible from their own functions.
+    pub this_function: bool,
+    pub mac: Option<String>,
+    pub link_up: Option<bool>,
+    pub speed_mbps: Option<u32>,
+}
+
+/// The `query` document.
+#[derive(Debug, Serialize)]
+pub struct QueryJson {
+    pub device: String,
+    pub pci: PciIds,
+    pub chip: Option<&'static str>,
+    pub model: String,
+    pub description: String,
+    pub manufacturer: String,
+    pub serial: String,
+    pub asic_revision: u8,
+    pub firmware: FirmwareJson,
+    pub function_mode: u32,
+    pub function_mode_flags: Vec<&'static str>,
+    pub roce_enabled: bool,
+    pub profile: ProfilePair,
+    pub reset_required: bool,
+    pub ports: Vec<PortJson>,
+}
+
+fn hex16(v: u16) -> String {
+    format!("{v:#06x}")
+}
+
+impl FirmwareJson {
+    pub fn of(info: &AdapterInfo) -> Self {
+        Self {
+            running: info.firmware.running.clone(),
+            stored: info.firmware.stored.clone(),
+            backup_running: info.firmware.backup_running,
+        }
+    }
+}
+
+impl QueryJson {
+    pub fn of(device: String, info: &AdapterInfo) -> Self {
+        let id = &info.identity;
+        Self {
+            device,
+            pci: PciIds {
+                vendor_id: hex16(id.vendor_id),
+                device_id: hex16(id.device_id),
+                subsystem_vendor_id: hex16(id.subsystem_vendor_id),
+                subsystem_id: hex16(id.subsystem_id),
+            },
+            chip: id.chip.map(|c| c.name()),
+            model: id.model.clone(),
+            description: id.description.clone(),
+            manufacturer: id.manufacturer.clone(),
+            serial: id.serial.clone(),
+            asic_revision: id.asic_revision,
+            firmware: FirmwareJson::of(info),
+            function_mode: info.config.function_mode.0,
+            function_mode_flags: info.config.function_mode.names(),
+            roce_enabled: info.roce_enabled(),
+            profile: ProfilePair::of(&info.profiles),
+            reset_required: info.reset_required(),
+            ports: info
+                .ports
+                .iter()
+                .map(|p| PortJson {
+                    index: p.index,
+                    name: p.name.map(String::from),
+                    this_function: p.this_function,
+                    mac: p.mac.as_ref().map(format_mac),
+                    link_up: p.link_up,
+                    speed_mbps: p.speed_mbps,
+                })
+                .collect(),
+        }
+    }
+}

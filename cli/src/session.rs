@@ -1,0 +1,102 @@
+//! Opening an adapter for one command: select the device, take its lock, open the PCI function
+//! (emulator or VFIO), bring up the bootstrap mailbox, and run a job generic over the function
+//! type (design.md §2: monomorphised, no `Box<dyn>`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use oce_mailbox::{BootstrapMailbox, MailboxError, SystemClock};
+use oce_pci::PciFunction;
+
+use crate::args::GlobalArgs;
+use crate::device::{DeviceLock, DeviceSpec, lock_path};
+use crate::emulator::open_emulator;
+use crate::error::{CliError, CliResult, ErrorKind};
+
+/// An adapter ready for commands.
+#[derive(Debug)]
+pub struct Session<F: PciFunction> {
+    /// The mailbox, after POST, fw_init and FUNCTION_RESET.
+    pub mbox: BootstrapMailbox<F>,
+    /// The device as selected.
+    pub device: DeviceSpec,
+}
+
+/// Work that runs on any kind of adapter.
+pub trait Job {
+    /// What the job returns.
+    type Output;
+    /// Runs the job on an initialised adapter.
+    fn run<F: PciFunction>(self, session: &mut Session<F>) -> CliResult<Self::Output>;
+}
+
+/// The device the user selected with `--device` / `OCETOOL_DEVICE`.
+pub fn select_device(global: &GlobalArgs) -> CliResult<DeviceSpec> {
+    match &global.device {
+        Some(s) => DeviceSpec::parse(s),
+        None => Err(CliError::new(
+            ErrorKind::NoDevice,
+            "no adapter selected: pass --device 0000:BB:DD.F (see `ocetool list`), or --device emu to use the emulator",
+        )),
+    }
+}
+
+/// Takes the device's lock for the length of the command.
+pub fn lock_device(global: &GlobalArgs, spec: &DeviceSpec) -> CliResult<DeviceLock> {
+    let wait = Duration::try_from_secs_f64(global.wait.max(0.0)).unwrap_or(Duration::ZERO);
+    DeviceLock::acquire(&lock_path(spec), wait, &spec.describe())
+}
+
+/// Selects, locks and opens the device, then runs `job` on it.
+pub fn run_job<J: Job>(global: &GlobalArgs, job: J) -> CliResult<J::Output> {
+    let spec = select_device(global)?;
+    let _lock = lock_device(global, &spec)?;
+    match &spec {
+        DeviceSpec::Emulator(dir) => {
+            let emu = open_emulator(dir)?;
+            let mut session = open_session(emu, spec.clone())?;
+            job.run(&mut session)
+        }
+        DeviceSpec::Pci(addr) => Err(CliError::new(
+            ErrorKind::NoDevice,
+            format!(
+                "{addr}: real PCI adapters are not supported yet by this build (the VFIO backend is not wired in); use --device emu"
+            ),
+        )),
+    }
+}
+
+/// Brings up the mailbox on `func`: SLI_INTF check, BAR mapping, POST wait, fw_init, FUNCTION_RESET.
+pub fn open_session<F: PciFunction>(func: F, device: DeviceSpec) -> CliResult<Session<F>> {
+    let mut mbox = BootstrapMailbox::open(func, Arc::new(SystemClock))
+        .map_err(|e| mailbox_error("cannot open the adapter", &e))?;
+    mbox.initialize().map_err(|e| mailbox_error("cannot initialise the adapter's firmware interface", &e))?;
+    Ok(Session { mbox, device })
+}
+
+/// Turns a mailbox error into a one-line CLI error with advice.
+pub fn mailbox_error(context: &str, e: &MailboxError) -> CliError {
+    let hint = match e {
+        MailboxError::DeviceGone { .. } | MailboxError::ConfigGone => {
+            Some("check that the adapter is still present (lspci) and power-cycle it")
+        }
+        MailboxError::NotReady { .. } => {
+            Some("the firmware is hung or busy: run `ocetool reset`, or power-cycle the adapter")
+        }
+        MailboxError::PostTimeout { .. } | MailboxError::PostError { .. } => {
+            Some("the firmware did not boot: power-cycle the adapter; if it persists, the flash may need recovery")
+        }
+        MailboxError::UnrecoverableError { .. } => {
+            Some("the adapter needs a reset: run `ocetool reset` or power-cycle it")
+        }
+        MailboxError::InvalidCompletion { .. } | MailboxError::TagMismatch { .. } | MailboxError::Malformed { .. } => {
+            Some("the firmware answered out of protocol; retry, and reset the adapter if it persists")
+        }
+        _ => None,
+    };
+    let err = CliError::from_error(ErrorKind::Failed, context, e);
+    match hint {
+        Some(h) => err.hint(h),
+        None => err,
+    }
+}

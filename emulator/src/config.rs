@@ -123,7 +123,7 @@ impl ConfigRegisters {
 
 /// True when `off` is a dword-aligned offset inside configuration space.
 pub(crate) fn valid_offset(off: u16) -> bool {
-    off % 4 == 0 && usize::from(off) < CONFIG_LEN
+    off.is_multiple_of(4) && usize::from(off) < CONFIG_LEN
 }
 
 #[cfg(test)]

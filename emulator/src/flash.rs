@@ -73,10 +73,10 @@ impl Flash {
     /// The flash directory: at `hint` if it still holds one there, else by scanning.
     pub(crate) fn directory(&self, hint: Option<u64>) -> Option<FoundDirectory> {
         let bytes = self.bytes();
-        if let Some(offset) = hint.and_then(|h| usize::try_from(h).ok()) {
-            if let Ok(directory) = FlashDirectory::parse_at(bytes, offset, DirectoryLayout::G3) {
-                return Some(FoundDirectory { offset, directory });
-            }
+        if let Some(offset) = hint.and_then(|h| usize::try_from(h).ok())
+            && let Ok(directory) = FlashDirectory::parse_at(bytes, offset, DirectoryLayout::G3)
+        {
+            return Some(FoundDirectory { offset, directory });
         }
         FlashDirectory::find(bytes, 0).ok()
     }

@@ -156,7 +156,7 @@ impl Model {
 
     fn bar_offset_ok(bar: u8, off: u32) -> bool {
         let Some(len) = Self::bar_len(bar) else { return false };
-        off % 4 == 0 && u64::from(off) + 4 <= len && (bar != 0 || valid_offset(off as u16))
+        off.is_multiple_of(4) && u64::from(off) + 4 <= len && (bar != 0 || valid_offset(off as u16))
     }
 
     // --- the mailbox doorbell ----------------------------------------------------------------
@@ -183,11 +183,11 @@ impl Model {
             Err(event) => self.log(event),
             Ok(DoorbellWrite::High) => {}
             Ok(DoorbellWrite::Low { address }) => {
-                if !self.iova.contains(address, MAILBOX_LEN) {
-                    if let Some(start) = self.iova.buffer_starting_just_above(address) {
-                        self.log(Event::UnalignedMailbox { address: start });
-                        return;
-                    }
+                if !self.iova.contains(address, MAILBOX_LEN)
+                    && let Some(start) = self.iova.buffer_starting_just_above(address)
+                {
+                    self.log(Event::UnalignedMailbox { address: start });
+                    return;
                 }
                 // An address that maps nowhere faults when the firmware fetches the WRB.
                 self.doorbell.start(address);

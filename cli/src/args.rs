@@ -39,6 +39,10 @@ pub struct GlobalArgs {
     /// Seconds to wait for another ocetool working on the same adapter before giving up.
     #[arg(long, global = true, value_name = "SECS", default_value_t = 3.0)]
     pub wait: f64,
+    /// Seconds to wait for the adapter's firmware to finish POST (after a reset, or on a
+    /// adapter that is still booting).
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 60.0)]
+    pub post_timeout: f64,
     /// More detail: the cause chain of errors, and the steps taken.
     #[arg(long, short = 'v', global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -50,6 +54,15 @@ pub enum Command {
     Query,
     /// List the adapter's profiles and which one is active and next.
     Profiles,
+    /// Choose the profile the adapter runs after its next reset (nic, roce, or a profile ID).
+    SetProfile(SetProfileArgs),
+    /// Chip soft reset: the adapter reboots its firmware, activating a pending profile or
+    /// firmware. Every PCI function of the adapter restarts.
+    Reset {
+        /// Show what the reset would activate, and change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Send any firmware command and print the statuses and the response bytes.
     Raw(RawArgs),
     /// Create, show or power-cycle an emulated adapter.
@@ -57,6 +70,18 @@ pub enum Command {
         #[command(subcommand)]
         action: EmulatorAction,
     },
+}
+
+/// Arguments of `ocetool set-profile`.
+#[derive(Debug, Args)]
+pub struct SetProfileArgs {
+    /// `nic` (the plain NIC profile), `roce` (a NIC+RoCE profile; RoCE-2 when there are
+    /// several), or a profile ID from `ocetool profiles`.
+    #[arg(value_name = "nic|roce|ID")]
+    pub target: oce_mailbox::adapter::ProfileTarget,
+    /// Show what would change, and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// Arguments of `ocetool raw`.

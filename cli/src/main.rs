@@ -62,6 +62,11 @@ fn run(cli: &Cli) -> CliResult<Box<dyn ErasedReport>> {
     match &cli.command {
         Command::Query => run_job(g, commands::query::Query).map(boxed),
         Command::Profiles => run_job(g, commands::profiles::Profiles).map(boxed),
+        Command::SetProfile(args) => {
+            let job = commands::set_profile::SetProfile { target: args.target, dry_run: args.dry_run, yes: g.yes };
+            run_job(g, job).map(boxed)
+        }
+        Command::Reset { dry_run } => run_job(g, commands::reset::Reset { dry_run: *dry_run, yes: g.yes }).map(boxed),
         Command::Raw(args) => run_job(g, commands::raw::Raw::from_args(args)?).map(boxed),
         Command::Emulator { action } => emulator::run(g, action).map(boxed),
     }

@@ -64,7 +64,6 @@ pub fn print_error(err: &CliError, json: bool, verbose: u8) {
 }
 
 /// Asks for confirmation of a change.
-#[allow(dead_code)] // used by the commands that change the adapter (set-profile, reset, fw update)
 ///
 /// With `--yes` it proceeds. On a terminal it asks on stderr and reads a line from stdin. Without
 /// a terminal it refuses (exit 4) rather than hang a script.

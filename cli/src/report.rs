@@ -24,6 +24,19 @@ pub struct FirmwareJson {
     pub backup_running: bool,
 }
 
+/// `firmware` after a change: running and stored versions.
+#[derive(Debug, Clone, Serialize)]
+pub struct FirmwareVersions {
+    pub running: String,
+    pub stored: String,
+}
+
+impl FirmwareVersions {
+    pub fn of(v: &oce_mailbox::commands::FwVersion) -> Self {
+        Self { running: v.running.clone(), stored: v.on_flash.clone() }
+    }
+}
+
 /// A profile reference `{id, name, roce}`.
 #[derive(Debug, Clone, Serialize)]
 pub struct ProfileRef {

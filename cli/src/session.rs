@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use oce_mailbox::{BootstrapMailbox, MailboxError, SystemClock};
+use oce_mailbox::{BaseStatus, BootstrapMailbox, MailboxError, SystemClock, Timeouts};
 use oce_pci::PciFunction;
 
 use crate::args::GlobalArgs;
@@ -54,7 +54,7 @@ pub fn run_job<J: Job>(global: &GlobalArgs, job: J) -> CliResult<J::Output> {
     match &spec {
         DeviceSpec::Emulator(dir) => {
             let emu = open_emulator(dir)?;
-            let mut session = open_session(emu, spec.clone())?;
+            let mut session = open_session(emu, spec.clone(), timeouts(global))?;
             job.run(&mut session)
         }
         DeviceSpec::Pci(addr) => Err(CliError::new(
@@ -66,10 +66,17 @@ pub fn run_job<J: Job>(global: &GlobalArgs, job: J) -> CliResult<J::Output> {
     }
 }
 
+/// The driver's timeouts, with the POST wait from `--post-timeout`.
+pub fn timeouts(global: &GlobalArgs) -> Timeouts {
+    let post = Duration::try_from_secs_f64(global.post_timeout.max(0.0)).unwrap_or(Timeouts::default().post);
+    Timeouts { post, ..Timeouts::default() }
+}
+
 /// Brings up the mailbox on `func`: SLI_INTF check, BAR mapping, POST wait, fw_init, FUNCTION_RESET.
-pub fn open_session<F: PciFunction>(func: F, device: DeviceSpec) -> CliResult<Session<F>> {
+pub fn open_session<F: PciFunction>(func: F, device: DeviceSpec, timeouts: Timeouts) -> CliResult<Session<F>> {
     let mut mbox = BootstrapMailbox::open(func, Arc::new(SystemClock))
-        .map_err(|e| mailbox_error("cannot open the adapter", &e))?;
+        .map_err(|e| mailbox_error("cannot open the adapter", &e))?
+        .with_timeouts(timeouts);
     mbox.initialize().map_err(|e| mailbox_error("cannot initialise the adapter's firmware interface", &e))?;
     Ok(Session { mbox, device })
 }
@@ -91,6 +98,12 @@ pub fn mailbox_error(context: &str, e: &MailboxError) -> CliError {
         }
         MailboxError::InvalidCompletion { .. } | MailboxError::TagMismatch { .. } | MailboxError::Malformed { .. } => {
             Some("the firmware answered out of protocol; retry, and reset the adapter if it persists")
+        }
+        MailboxError::CommandFailed { status, .. } if status.base == BaseStatus::UnauthorizedRequest => {
+            Some("this PCI function may not do that (a virtual function?): use the adapter's physical function")
+        }
+        MailboxError::CommandFailed { status, .. } if status.base == BaseStatus::IllegalRequest => {
+            Some("the adapter's firmware does not implement this command")
         }
         _ => None,
     };

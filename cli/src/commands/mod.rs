@@ -3,3 +3,5 @@
 pub mod profiles;
 pub mod query;
 pub mod raw;
+pub mod reset;
+pub mod set_profile;

@@ -1,0 +1,108 @@
+//! `ocetool reset`: the chip soft reset (pcicfg 0x5C bit 7, spec/protocol.md §2.5, §7.4), the
+//! POST wait, and a report of what now runs.
+
+use oce_mailbox::adapter::read_profiles;
+use oce_mailbox::commands::{GetFwVersion, QueryFirmwareConfig};
+use oce_pci::PciFunction;
+use serde::Serialize;
+
+use crate::error::CliResult;
+use crate::output::{Report, confirm};
+use crate::report::{FirmwareVersions, ProfilePair};
+use crate::session::{Job, Session, mailbox_error};
+
+/// The `reset` job.
+#[derive(Debug)]
+pub struct Reset {
+    /// Only report what a reset would activate.
+    pub dry_run: bool,
+    /// `--yes`.
+    pub yes: bool,
+}
+
+/// The `reset` document.
+#[derive(Debug, Serialize)]
+pub struct ResetJson {
+    /// True when the chip was reset (always, unless `--dry-run`).
+    pub changed: bool,
+    /// Nothing was done.
+    pub dry_run: bool,
+    /// Still true after the reset only if something remains pending.
+    pub reset_required: bool,
+    /// Profiles after the reset (before it, with `--dry-run`).
+    pub profile: ProfilePair,
+    /// Firmware after the reset.
+    pub firmware: FirmwareVersions,
+    /// `function_mode` after the reset.
+    pub function_mode: u32,
+    /// RoCE after the reset: `function_mode` has 0x4.
+    pub roce_enabled: bool,
+    /// The POST semaphore after the reset.
+    pub semaphore: u32,
+}
+
+impl Job for Reset {
+    type Output = ResetJson;
+
+    fn run<F: PciFunction>(self, session: &mut Session<F>) -> CliResult<ResetJson> {
+        let mbox = &mut session.mbox;
+        let semaphore = if self.dry_run {
+            mbox.read_semaphore().map_err(|e| mailbox_error("cannot read the POST semaphore", &e))?
+        } else {
+            confirm(
+                self.yes,
+                &format!(
+                    "reset the chip of {}: every PCI function of the adapter restarts, and its links go down briefly",
+                    session.device.describe()
+                ),
+            )?;
+            mbox.soft_reset().map_err(|e| mailbox_error("the chip reset did not complete", &e))?
+        };
+        let profiles = read_profiles(mbox).map_err(|e| mailbox_error("cannot read the profiles", &e))?;
+        let versions =
+            mbox.execute(&GetFwVersion).map_err(|e| mailbox_error("cannot read the firmware versions", &e))?;
+        let mode = mbox
+            .execute(&QueryFirmwareConfig)
+            .map_err(|e| mailbox_error("cannot read the function mode", &e))?
+            .function_mode;
+        let firmware = FirmwareVersions::of(&versions);
+        Ok(ResetJson {
+            changed: !self.dry_run,
+            dry_run: self.dry_run,
+            reset_required: profiles.change_pending() || firmware.running != firmware.stored,
+            profile: ProfilePair::of(&profiles),
+            firmware,
+            function_mode: mode.0,
+            roce_enabled: mode.is_rdma(),
+            semaphore: semaphore.0,
+        })
+    }
+}
+
+impl Report for ResetJson {
+    fn text(&self) -> String {
+        let mut out = String::new();
+        if self.dry_run {
+            out.push_str("Dry run: the adapter was not reset.\n");
+            if self.reset_required {
+                out.push_str(&format!(
+                    "A reset would activate profile {} and firmware {}.\n",
+                    self.profile.next.label(),
+                    self.firmware.stored
+                ));
+            } else {
+                out.push_str("Nothing is pending: a reset would change nothing.\n");
+            }
+            return out;
+        }
+        out.push_str("The adapter was reset and its firmware is ready.\n");
+        out.push_str(&format!("Running profile  {}\n", self.profile.active.label()));
+        out.push_str(&format!("Firmware         {}\n", self.firmware.running));
+        out.push_str(&format!(
+            "Function mode    {:#x} (RoCE {})\n",
+            self.function_mode,
+            if self.roce_enabled { "enabled" } else { "disabled" }
+        ));
+        out
+    }
+}

@@ -1,0 +1,140 @@
+//! `ocetool set-profile <nic|roce|ID>`: choose the next-boot profile, verified by reading it
+//! back; idempotent (design.md §7, issue 3).
+//!
+//! The change is one SET_ACTIVE_PROFILE command: the adapter stores the next-boot profile in its
+//! NVRAM as a unit, so a process killed at any point leaves either the old or the new next-boot
+//! profile.
+
+use oce_mailbox::adapter::{ProfileError, ProfileTarget, SwitchError, read_profiles, resolve_target, set_next_profile};
+use oce_mailbox::commands::{GetFwVersion, QueryFirmwareConfig};
+use oce_pci::PciFunction;
+use serde::Serialize;
+
+use crate::error::{CliError, CliResult, ErrorKind};
+use crate::output::{Report, confirm};
+use crate::report::{FirmwareVersions, ProfilePair, ProfileRef};
+use crate::session::{Job, Session, mailbox_error};
+
+/// The `set-profile` job.
+#[derive(Debug)]
+pub struct SetProfile {
+    /// What the user asked for.
+    pub target: ProfileTarget,
+    /// Only report.
+    pub dry_run: bool,
+    /// `--yes`.
+    pub yes: bool,
+}
+
+/// The `set-profile` document.
+#[derive(Debug, Serialize)]
+pub struct SetProfileJson {
+    /// True when the next-boot profile changed (with `--dry-run`: would change).
+    pub changed: bool,
+    /// Nothing was written.
+    pub dry_run: bool,
+    /// The profile `target` resolved to.
+    pub target: ProfileRef,
+    /// A reset or reboot is needed for the running profile to become `profile.next`.
+    pub reset_required: bool,
+    /// Running and next-boot profile, after the operation.
+    pub profile: ProfilePair,
+    /// Running and stored firmware.
+    pub firmware: FirmwareVersions,
+    /// `function_mode` of the running profile (changes only at the reset).
+    pub function_mode: u32,
+    /// RoCE in the running profile.
+    pub roce_enabled: bool,
+}
+
+pub(crate) fn profile_error(e: ProfileError) -> CliError {
+    let kind = match e {
+        ProfileError::NotApplied { .. } => ErrorKind::Failed,
+        _ => ErrorKind::Usage,
+    };
+    let err = CliError::from_error(kind, "", &e);
+    match e {
+        ProfileError::NotApplied { .. } => {
+            err.hint("the adapter did not keep the change; retry, and check the firmware")
+        }
+        _ => err.hint("see `ocetool profiles`"),
+    }
+}
+
+impl Job for SetProfile {
+    type Output = SetProfileJson;
+
+    fn run<F: PciFunction>(self, session: &mut Session<F>) -> CliResult<SetProfileJson> {
+        let mbox = &mut session.mbox;
+        let before = read_profiles(mbox).map_err(|e| mailbox_error("cannot read the profiles", &e))?;
+        let target = resolve_target(&before, self.target).map_err(profile_error)?.clone();
+        let would_change = before.next != u16::from(target.id);
+
+        let after = if would_change && !self.dry_run {
+            let active = ProfileRef::of(&before, before.active);
+            confirm(
+                self.yes,
+                &format!(
+                    "make {:?} (id {}) the profile {} runs after its next reset (it runs {} now)",
+                    target.name,
+                    target.id,
+                    session.device.describe(),
+                    active.label()
+                ),
+            )?;
+            let outcome = set_next_profile(mbox, &before, target.id).map_err(|e| match e {
+                SwitchError::Mailbox(e) => mailbox_error("cannot set the next-boot profile", &e),
+                SwitchError::Profile(e) => profile_error(e),
+                other => CliError::from_error(ErrorKind::Failed, "cannot set the next-boot profile", &other),
+            })?;
+            outcome.after
+        } else {
+            before.clone()
+        };
+
+        let versions =
+            mbox.execute(&GetFwVersion).map_err(|e| mailbox_error("cannot read the firmware versions", &e))?;
+        let mode = mbox
+            .execute(&QueryFirmwareConfig)
+            .map_err(|e| mailbox_error("cannot read the function mode", &e))?
+            .function_mode;
+        let firmware = FirmwareVersions::of(&versions);
+        Ok(SetProfileJson {
+            changed: would_change,
+            dry_run: self.dry_run,
+            target: ProfileRef::of(&after, u16::from(target.id)),
+            reset_required: after.change_pending() || firmware.running != firmware.stored,
+            profile: ProfilePair::of(&after),
+            firmware,
+            function_mode: mode.0,
+            roce_enabled: mode.is_rdma(),
+        })
+    }
+}
+
+impl Report for SetProfileJson {
+    fn text(&self) -> String {
+        let p = &self.profile;
+        let mut out = match (self.changed, self.dry_run) {
+            (false, _) if p.next.id == p.active.id => {
+                format!("The adapter already runs {}: nothing to do.\n", p.active.label())
+            }
+            (false, _) => format!("{} is already the next-boot profile: nothing to do.\n", p.next.label()),
+            (true, true) => {
+                format!("Would make {} the next-boot profile (dry run: nothing changed).\n", self.target.label())
+            }
+            (true, false) if p.next.id == p.active.id => {
+                format!("Cancelled the pending profile change: the adapter stays on {}.\n", p.active.label())
+            }
+            (true, false) => format!("Next-boot profile set to {}.\n", p.next.label()),
+        };
+        out.push_str(&format!("Running profile: {}\n", p.active.label()));
+        if self.reset_required && !self.dry_run {
+            let drivers = if p.next.roce == Some(true) { "be2net and ocrdma" } else { "be2net" };
+            out.push_str(&format!(
+                "Reset required: run `ocetool reset` (or reboot), then load {drivers}; `ocetool query` shows the result.\n"
+            ));
+        }
+        out
+    }
+}

@@ -67,8 +67,10 @@ MODS=$(for m in vfio-pci vfio_iommu_type1 e1000; do modprobe -d "$WORK/kpkg" -S 
 say "building the guest test and ocetool"
 export RUSTFLAGS="-C target-feature=+crt-static"
 cd "$REPO"
-# One cargo invocation for both, so dependencies are built once (dev profile: the least CPU).
-cargo build -p oce-pci --test vfio_guest -p ocetool --bin ocetool --target $TARGET --message-format=json \
+# One cargo invocation for both, so dependencies are built once; dev profile without debug info
+# (the binaries are stripped anyway): the least CPU on a 2-core machine.
+CARGO_PROFILE_DEV_DEBUG=0 cargo build --locked -p oce-pci --test vfio_guest -p ocetool --bin ocetool --target $TARGET \
+  --message-format=json \
   | jq -r 'select(.reason=="compiler-artifact" and .executable!=null) | .target.name + " " + .executable' \
   >"$WORK/bins"
 TEST_BIN=$(awk '$1=="vfio_guest"{print $2}' "$WORK/bins" | tail -1)

@@ -135,7 +135,7 @@ impl Layout {
             if (s.pad_size as usize) < min {
                 return Err(bad(s, "pad_size too small for the section's content and CRC trailer"));
             }
-            if s.image_type == ImageType::UfiDir && s.offset as usize % SCAN_STEP != 0 {
+            if s.image_type == ImageType::UfiDir && !(s.offset as usize).is_multiple_of(SCAN_STEP) {
                 return Err(bad(s, "the directory must start at a multiple of 32 bytes"));
             }
             if s.end() > u64::from(FLASH_SIZE) {

@@ -20,7 +20,7 @@ pub enum FirmwareError {
     #[error("the image file is empty")]
     Empty,
     /// A fixed-size structure runs past the end of the data.
-    #[error("the image is truncated: {0}")]
+    #[error("the image is truncated")]
     Truncated(#[from] WireError),
     /// The file header's `num_imgs` image headers do not fit in the file (ufi-firmware.md §1.1, §9).
     #[error("num_imgs {num_imgs} needs image headers up to byte {end}, but the file has {len} bytes")]

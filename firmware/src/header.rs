@@ -285,6 +285,18 @@ impl Wire for ImageHeader {
     }
 }
 
+/// The image headers of the file `bytes` whose header is `header`, decoded one by one: g3 files
+/// have `num_imgs` of them after the 128-byte header (the iterator stops at the end of `bytes`);
+/// g2 files have none that the drivers read (ufi-firmware.md §1.1).
+pub fn image_headers<'b>(bytes: &'b [u8], header: &FileHeader) -> impl Iterator<Item = ImageHeader> + 'b {
+    let count = match header {
+        FileHeader::G3(h) => h.num_imgs as usize,
+        FileHeader::G2(_) => 0,
+    };
+    let start = header.len();
+    (0..count).map_while(move |i| ImageHeader::decode(&mut Reader::at(bytes, start + i * ImageHeader::LEN)).ok())
+}
+
 /// Copies `s` into a NUL-padded fixed field, cut so at least one NUL remains.
 pub(crate) fn c_string<const N: usize>(s: &str) -> [u8; N] {
     let mut out = [0u8; N];

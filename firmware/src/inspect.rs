@@ -3,14 +3,13 @@
 
 use std::path::Path;
 
-use oce_mailbox::wire::{Reader, Wire};
 use serde::Serialize;
 
 use crate::compat::Chip;
 use crate::crc;
 use crate::dir::{DirectoryLayout, FlashDirectory, SectionEntry};
 use crate::error::FirmwareError;
-use crate::header::{FileHeader, ImageHeader};
+use crate::header::FileHeader;
 use crate::optionrom::{self, CodeType};
 use crate::problem::{Problem, Severity};
 use crate::ufi::{UfiImage, map_file};
@@ -215,7 +214,7 @@ pub fn inspect_image(image: &UfiImage<'_>) -> InspectReport {
 /// What can be said about a file the parser rejects.
 fn inspect_broken(bytes: &[u8], err: &FirmwareError) -> InspectReport {
     let mut report = InspectReport::empty(bytes.len());
-    let mut problems = vec![Problem::Unflashable { message: err.to_string() }];
+    let mut problems = vec![Problem::Unflashable { message: error_chain(err) }];
     if let Ok(header) = FileHeader::parse(bytes) {
         report = header_report(bytes, &header);
         let base = usize::try_from(header.payload_base()).unwrap_or(usize::MAX);
@@ -235,6 +234,17 @@ fn inspect_broken(bytes: &[u8], err: &FirmwareError) -> InspectReport {
     }
     report.problems = problems.iter().map(ProblemReport::from).collect();
     report
+}
+
+/// `err` and its sources, joined with ": ".
+fn error_chain(err: &FirmwareError) -> String {
+    let mut message = err.to_string();
+    let mut source = std::error::Error::source(err);
+    while let Some(cause) = source {
+        message = format!("{message}: {cause}");
+        source = cause.source();
+    }
+    message
 }
 
 impl InspectReport {
@@ -269,15 +279,11 @@ fn header_report(bytes: &[u8], header: &FileHeader) -> InspectReport {
     report.header_file_len = Some(header.file_len());
     report.num_imgs = Some(header.num_imgs());
     report.payload_base = Some(header.payload_base());
-    if let FileHeader::G3(_) = header {
-        let listed = (header.num_imgs() as usize).min(MAX_LISTED_IMAGE_HEADERS);
-        report.image_headers = (0..listed)
-            .map_while(|index| {
-                let h = ImageHeader::decode(&mut Reader::at(bytes, header.len() + index * ImageHeader::LEN)).ok()?;
-                Some(ImageHeaderReport { index, imageid: h.imageid, version: h.version() })
-            })
-            .collect();
-    }
+    report.image_headers = crate::header::image_headers(bytes, header)
+        .take(MAX_LISTED_IMAGE_HEADERS)
+        .enumerate()
+        .map(|(index, h)| ImageHeaderReport { index, imageid: h.imageid, version: h.version() })
+        .collect();
     report
 }
 

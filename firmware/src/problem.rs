@@ -133,10 +133,9 @@ impl Problem {
     /// How serious it is.
     pub fn severity(&self) -> Severity {
         match self {
-            Self::CrcMismatch { .. } | Self::NotSkyhawk { .. } | Self::Unflashable { .. } | Self::Overlap { .. } => {
-                Severity::Error
-            }
+            Self::CrcMismatch { .. } | Self::NotSkyhawk { .. } | Self::Unflashable { .. } => Severity::Error,
             Self::ContiguousCookie { .. }
+            | Self::Overlap { .. }
             | Self::UnknownType { .. }
             | Self::DuplicateType { .. }
             | Self::NoFirmwareSection

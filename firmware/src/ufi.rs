@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-use oce_mailbox::wire::{Reader, Wire};
 use oce_pci::mmap::ReadOnlyMap;
 
 use crate::compat::ImageTarget;
@@ -68,7 +67,10 @@ impl<'a> UfiImage<'a> {
         let mut problems = Vec::new();
         let layout = match header {
             FileHeader::G3(_) => {
-                let flashable = count_flashable(bytes, header.num_imgs());
+                // The table ends at P <= len, so every header decodes.
+                let flashable = crate::header::image_headers(bytes, &header)
+                    .filter(|h| h.imageid == ImageHeader::FLASHABLE_ID)
+                    .count() as u32;
                 if flashable == 0 {
                     return Err(FirmwareError::NoFlashableImage { num_imgs: header.num_imgs() });
                 }
@@ -130,14 +132,7 @@ impl<'a> UfiImage<'a> {
 
     /// The image headers (g3 only; none for g2), decoded one by one from the file.
     pub fn image_headers(&self) -> impl Iterator<Item = ImageHeader> + '_ {
-        let count = match self.header {
-            FileHeader::G3(_) => self.header.num_imgs() as usize,
-            FileHeader::G2(_) => 0,
-        };
-        let start = self.header.len();
-        // parse() checked that the table ends before P <= len, so every decode succeeds.
-        (0..count)
-            .map_while(move |i| ImageHeader::decode(&mut Reader::at(self.bytes, start + i * ImageHeader::LEN)).ok())
+        crate::header::image_headers(self.bytes, &self.header)
     }
 
     /// Where the directory's cookie is in the file.
@@ -187,17 +182,6 @@ impl<'a> UfiImage<'a> {
     pub fn problems(&self) -> &[Problem] {
         &self.problems
     }
-}
-
-/// How many of the `num_imgs` image headers have `imageid == 1`. The caller checked that the
-/// table lies inside `bytes`; a short read counts as no match.
-fn count_flashable(bytes: &[u8], num_imgs: u32) -> u32 {
-    let start = crate::header::FileHeaderG3::LEN;
-    (0..num_imgs as usize)
-        .filter(|i| {
-            Reader::at(bytes, start + i * ImageHeader::LEN).u32("imageid").ok() == Some(ImageHeader::FLASHABLE_ID)
-        })
-        .count() as u32
 }
 
 /// Problems visible in the directory alone: unknown or unflashable types, old-image entries,

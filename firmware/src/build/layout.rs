@@ -114,17 +114,13 @@ impl Layout {
                 max: MAX_ENTRIES,
             });
         }
-        let dirs = self.sections.iter().filter(|s| s.image_type == ImageType::UfiDir).count();
-        let Some(first) = self.sections.first() else {
+        if self.sections.iter().filter(|s| s.image_type == ImageType::UfiDir).count() != 1 {
             return Err(FirmwareError::InvalidLayout {
                 image_type: ImageType::UfiDir,
                 offset: 0,
                 pad_size: 0,
-                reason: "the layout has no sections",
+                reason: "the layout needs exactly one flash-directory (0xD2) section",
             });
-        };
-        if dirs != 1 {
-            return Err(bad(first, "the layout needs exactly one flash-directory (0xD2) section"));
         }
         for (i, s) in self.sections.iter().enumerate() {
             let min = match s.image_type {

@@ -116,6 +116,11 @@ impl Pcir {
     pub fn image_len(&self) -> usize {
         usize::from(self.image_length) * IMAGE_UNIT
     }
+
+    /// True when `bytes` at `offset` start with "PCIR".
+    pub fn has_signature(bytes: &[u8], offset: usize) -> bool {
+        bytes.get(offset..).is_some_and(|b| b.starts_with(&PCIR_SIGNATURE))
+    }
 }
 
 impl Wire for Pcir {
@@ -154,13 +159,6 @@ impl Wire for Pcir {
             config_utility: r.u16("pcir.config_utility")?,
             dmtf_clp: r.u16("pcir.dmtf_clp")?,
         })
-    }
-}
-
-impl Pcir {
-    /// True when `bytes` at `offset` start with "PCIR".
-    pub fn has_signature(bytes: &[u8], offset: usize) -> bool {
-        bytes.get(offset..).is_some_and(|b| b.starts_with(&PCIR_SIGNATURE))
     }
 }
 

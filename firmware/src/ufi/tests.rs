@@ -4,7 +4,7 @@ use super::*;
 use crate::build::{EntryPatch, ImageBuilder};
 use crate::dir::OpType;
 use crate::header::{FileHeaderG2, c_string};
-use oce_mailbox::wire::{WireError, Writer};
+use oce_mailbox::wire::{Wire, WireError, Writer};
 
 const V: &str = "11.1.172.23";
 /// P of a default built file: 128 + 48.
@@ -168,7 +168,7 @@ fn soft_problems() {
     let file = build(ImageBuilder::new(V).patch_entry(ImageType::FirmwareBackupIscsi, EntryPatch::Offset(0x4_1000)));
     let image = UfiImage::parse(&file).unwrap();
     assert_eq!(image.problems(), [Problem::Overlap { first: 0, second: 1 }]);
-    assert_eq!(image.problems()[0].severity(), crate::problem::Severity::Error);
+    assert_eq!(image.problems()[0].severity(), crate::problem::Severity::Warning);
 
     let mut file = build(ImageBuilder::new(V));
     file.extend_from_slice(&[0; 10]);

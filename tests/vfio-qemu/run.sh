@@ -7,7 +7,10 @@
 #     mapped BAR, DMA through the IOMMU), e1000 handed from the e1000 driver to vfio-pci and back,
 #     and a SIGTERM in the middle of a command;
 #   - sysfs afterwards: e1000 bound to e1000 again, edu unbound as it was found;
-#   - `ocetool list --all --json`: sees both devices with the right drivers.
+#   - `ocetool list --all --json`: sees both devices with the right drivers;
+#   - `ocetool --device <e1000> query`: refused without --unbind (exit 4); with --unbind it reaches
+#     the mailbox through VfioFunction, fails there (an e1000 is no OneConnect), and gives the
+#     e1000 back to its driver.
 # Nothing touches the host's PCI devices; only apt-get needs root.
 #
 # Usage: tests/vfio-qemu/run.sh            (env: VFIO_QEMU_WORK=DIR keeps the work folder,
@@ -122,6 +125,13 @@ else
   # Checked on the host with jq: the JSON goes out on the serial console between markers.
   echo "GUEST-LIST-BEGIN"; ocetool list --all --json; RC=$?; echo; echo "GUEST-LIST-END rc=$RC"
   echo "GUEST-ADDRESSES edu=$EDU e1000=$E1000"
+  # The CLI's --device path through VfioFunction: refused without --unbind (exit 4); with it, the
+  # e1000 is no OneConnect adapter, so the command fails (SLI_INTF), and e1000 gets it back.
+  ocetool --device "$E1000" query; RC=$?
+  [ "$RC" = 4 ] && [ "$(drv "$E1000")" = e1000 ]; check "ocetool --device e1000 query without --unbind: exit 4 (was $RC)" $?
+  ocetool --device "$E1000" --unbind --yes query; RC=$?
+  [ "$RC" != 0 ] && [ "$RC" != 4 ] && [ "$(drv "$E1000")" = e1000 ]
+  check "ocetool --device e1000 --unbind query: fails (exit $RC), e1000 bound again" $?
 fi
 echo "GUEST-DONE"
 poweroff -f
@@ -161,7 +171,7 @@ grep '^GUEST-CHECK .* ocetool list' "$WORK/serial.log"
 # 7. Count.
 PASSED=$(grep -c '^GUEST-CHECK PASS' "$WORK/serial.log" || true)
 FAILED=$(grep -c '^GUEST-CHECK FAIL' "$WORK/serial.log" || true)
-EXPECTED=7
+EXPECTED=9
 if ! grep -q '^GUEST-DONE' "$WORK/serial.log" || [ "$QRC" != 0 ]; then
   echo "vfio-qemu: the guest did not finish (qemu rc $QRC; 124 = timeout)"
   FAILED=$((FAILED + 1))

@@ -81,6 +81,14 @@ pub enum Problem {
     },
     /// No 0xA0 firmware entry: the image carries no firmware version.
     NoFirmwareSection,
+    /// The header's version (`build` from byte 2) differs from the 0xA0 entry's `ver_data`, which
+    /// is what the adapter will report once the image is flashed (design.md §6).
+    VersionMismatch {
+        /// From the file header.
+        build: String,
+        /// From the directory.
+        firmware: String,
+    },
     /// A section's trailer does not match the CRC model: the adapter would answer 0x4D
     /// (FLASH_IMAGE_CRC_MISMATCH) and keep the old contents (design.md §6).
     CrcMismatch {
@@ -123,6 +131,7 @@ impl Problem {
             Self::DuplicateType { .. } => "duplicate_type",
             Self::Overlap { .. } => "overlap",
             Self::NoFirmwareSection => "no_firmware_section",
+            Self::VersionMismatch { .. } => "version_mismatch",
             Self::CrcMismatch { .. } => "crc_mismatch",
             Self::NotSkyhawk { .. } => "not_skyhawk",
             Self::OptionRom { .. } => "option_rom",
@@ -139,6 +148,7 @@ impl Problem {
             | Self::UnknownType { .. }
             | Self::DuplicateType { .. }
             | Self::NoFirmwareSection
+            | Self::VersionMismatch { .. }
             | Self::OptionRom { .. } => Severity::Warning,
             Self::SeveralFlashableHeaders { .. }
             | Self::FileLenMismatch { .. }
@@ -187,6 +197,11 @@ impl fmt::Display for Problem {
             }
             Self::Overlap { first, second } => write!(f, "sections {first} and {second} overlap"),
             Self::NoFirmwareSection => write!(f, "no firmware (0xa0) section: the image carries no firmware version"),
+            Self::VersionMismatch { build, firmware } => write!(
+                f,
+                "the header says version {build:?} but the firmware section carries {firmware:?}, which the \
+                 adapter will report"
+            ),
             Self::CrcMismatch { index, stored, computed } => write!(
                 f,
                 "section {index}: CRC trailer {stored:#010x} does not match the contents ({computed:#010x}); the \

@@ -112,6 +112,9 @@ impl<'a> UfiImage<'a> {
             problems.push(Problem::FileLenMismatch { stated: header.file_len(), actual: len });
         }
         directory_problems(&directory, &mut problems);
+        if let Some(firmware) = directory.firmware_version().filter(|v| *v != header.version()) {
+            problems.push(Problem::VersionMismatch { build: header.version(), firmware });
+        }
         Ok(Self { bytes, header, payload_base, directory_offset, directory, problems })
     }
 

@@ -175,6 +175,15 @@ fn soft_problems() {
     let problems = UfiImage::parse(&file).unwrap().problems().to_vec();
     assert_eq!(problems, [Problem::FileLenMismatch { stated: (file.len() - 10) as u32, actual: file.len() }]);
 
+    let mut dir = ImageBuilder::new(V).directory();
+    dir.entries[0].set_version("11.1.172.99");
+    let mut file = build(ImageBuilder::new(V));
+    dir.encode_into(&mut file[P..]).unwrap();
+    assert_eq!(
+        UfiImage::parse(&file).unwrap().problems(),
+        [Problem::VersionMismatch { build: V.to_owned(), firmware: "11.1.172.99".to_owned() }]
+    );
+
     // Wrong chip parses (the compatibility check decides), but the target says '3'.
     let file = build(ImageBuilder::new(V).chip_char(b'3'));
     assert_eq!(UfiImage::parse(&file).unwrap().target().chip_char, b'3');

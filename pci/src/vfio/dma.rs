@@ -194,3 +194,33 @@ impl Drop for VfioDma<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_locked_memory_limit_errors() {
+        for errno in [libc::EAGAIN, libc::ENOMEM, libc::EPERM] {
+            assert!(is_memlock_error(&std::io::Error::from_raw_os_error(errno)), "{errno}");
+        }
+        // pci-driver wraps the map ioctl's error in a message of its own.
+        let wrapped = std::io::Error::other(format!(
+            "Failed to set up IOMMU mapping ...: {}",
+            std::io::Error::from_raw_os_error(libc::ENOMEM)
+        ));
+        assert!(is_memlock_error(&wrapped));
+        assert!(!is_memlock_error(&std::io::Error::from_raw_os_error(libc::EINVAL)));
+    }
+
+    #[test]
+    fn the_memlock_message_says_what_to_do() {
+        let err = PciError::Memlock { len: 8192, limit: "65536 bytes".into() };
+        assert_eq!(
+            err.to_string(),
+            "cannot lock 8192 bytes of DMA memory in RAM: RLIMIT_MEMLOCK is 65536 bytes; raise it (ulimit -l, or \
+             LimitMEMLOCK= in a systemd unit) or run as root"
+        );
+        assert!(!memlock_limit().is_empty());
+    }
+}

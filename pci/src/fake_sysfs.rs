@@ -192,10 +192,10 @@ impl FakeKernel {
             return;
         }
         std::fs::remove_file(dir.join("driver")).unwrap();
-        if driver == VFIO_PCI {
-            if let Some(group) = crate::sysfs::iommu_group(&self.roots, address).unwrap() {
-                let _ = std::fs::remove_file(self.roots.vfio_group_node(group));
-            }
+        if driver == VFIO_PCI
+            && let Some(group) = crate::sysfs::iommu_group(&self.roots, address).unwrap()
+        {
+            let _ = std::fs::remove_file(self.roots.vfio_group_node(group));
         }
     }
 }
@@ -214,10 +214,10 @@ impl SysfsWrite for FakeKernel {
             if let Some(address) = self.device_of(value) {
                 self.probe(address);
             }
-        } else if let Some(driver) = rel.strip_prefix("bus/pci/drivers/").and_then(|r| r.strip_suffix("/unbind")) {
-            if let Some(address) = self.device_of(value) {
-                self.unbind(driver, address);
-            }
+        } else if let Some(driver) = rel.strip_prefix("bus/pci/drivers/").and_then(|r| r.strip_suffix("/unbind"))
+            && let Some(address) = self.device_of(value)
+        {
+            self.unbind(driver, address);
         }
         Ok(())
     }

@@ -75,7 +75,7 @@ impl VfioBar<'_> {
     }
 
     fn in_bounds(&self, off: u32) -> bool {
-        off % 4 == 0 && u64::from(off) + 4 <= self.len
+        off.is_multiple_of(4) && u64::from(off) + 4 <= self.len
     }
 }
 

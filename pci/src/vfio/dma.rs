@@ -141,7 +141,7 @@ impl DmaBuffer for VfioDma<'_> {
         while i < src.len() {
             let at = off + i;
             match src.get(i..i + 4) {
-                Some(&[a, b, c, d]) if at % 4 == 0 => {
+                Some(&[a, b, c, d]) if at.is_multiple_of(4) => {
                     self.store_u32(at, u32::from_ne_bytes([a, b, c, d]));
                     i += 4;
                 }
@@ -163,7 +163,7 @@ impl DmaBuffer for VfioDma<'_> {
         let mut i = 0;
         while i < dst.len() {
             let at = off + i;
-            if at % 4 == 0 && dst.len() - i >= 4 {
+            if at.is_multiple_of(4) && dst.len() - i >= 4 {
                 dst[i..i + 4].copy_from_slice(&self.load_u32(at).to_ne_bytes());
                 i += 4;
             } else {

@@ -139,7 +139,7 @@ pub struct VfioConfig {
 
 impl VfioConfig {
     fn check(&self, off: u16) -> Result<(), PciError> {
-        if off % 4 != 0 || u64::from(off) + 4 > self.len {
+        if !off.is_multiple_of(4) || u64::from(off) + 4 > self.len {
             return Err(PciError::ConfigOffset { off });
         }
         Ok(())

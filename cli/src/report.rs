@@ -101,7 +101,8 @@ pub struct QueryJson {
     pub function_mode: u32,
     pub function_mode_flags: Vec<&'static str>,
     pub roce_enabled: bool,
-    pub profile: ProfilePair,
+    /// `None` on a virtual function, which may not read profiles.
+    pub profile: Option<ProfilePair>,
     pub reset_required: bool,
     pub ports: Vec<PortJson>,
 }
@@ -141,7 +142,7 @@ impl QueryJson {
             function_mode: info.config.function_mode.0,
             function_mode_flags: info.config.function_mode.names(),
             roce_enabled: info.roce_enabled(),
-            profile: ProfilePair::of(&info.profiles),
+            profile: info.profiles.as_ref().map(ProfilePair::of),
             reset_required: info.reset_required(),
             ports: info
                 .ports

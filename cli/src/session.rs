@@ -81,6 +81,21 @@ pub fn open_session<F: PciFunction>(func: F, device: DeviceSpec, timeouts: Timeo
     Ok(Session { mbox, device })
 }
 
+/// Refuses an operation that changes the adapter when the function is a virtual function: the
+/// profile, reset and flash commands belong to the physical function (spec/protocol.md §5.9).
+pub fn require_physical_function<F: PciFunction>(session: &Session<F>, what: &str) -> CliResult<()> {
+    if session.mbox.is_virtual_function() {
+        return Err(CliError::new(
+            ErrorKind::NoDevice,
+            format!(
+                "{} is a virtual function: {what} works on the adapter's physical function; use the PF's address",
+                session.device.describe()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Turns a mailbox error into a one-line CLI error with advice.
 pub fn mailbox_error(context: &str, e: &MailboxError) -> CliError {
     let hint = match e {

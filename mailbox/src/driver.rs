@@ -12,7 +12,8 @@ use crate::command::{Command, decode_response, encode_request};
 use crate::commands::FunctionReset;
 use crate::error::{MailboxError, MailboxStep};
 use crate::header::{HEADER_LEN, RequestHeader, ResponseHeader, Subsystem};
-use crate::regs::{MailboxDoorbell, PostStage, Semaphore, SliIntf, SoftReset, UeStatus, bars};
+use crate::regs::bars::{self, BarLayout};
+use crate::regs::{MailboxDoorbell, PostStage, Semaphore, SliIntf, SoftReset, UeStatus};
 use crate::status::CompletionStatus;
 use crate::wire::{Reader, Wire, Writer};
 use crate::wrb::{
@@ -81,6 +82,10 @@ pub struct BootstrapMailbox<F: PciFunction> {
     func: F,
     db: F::Bar,
     pcicfg: F::Bar,
+    /// Where the pcicfg shadow starts inside `pcicfg` (0 on a PF, 0x1000 on a VF).
+    pcicfg_base: u32,
+    /// True for a virtual function (SLI_INTF FT bit).
+    is_vf: bool,
     mbox: F::Dma,
     /// Offset of the 16-byte-aligned mailbox inside `mbox`.
     mbox_off: usize,
@@ -102,11 +107,13 @@ impl<F: PciFunction> BootstrapMailbox<F> {
         if raw == u32::MAX {
             return Err(MailboxError::ConfigGone);
         }
-        if !SliIntf(raw).is_valid() {
+        let sli = SliIntf(raw);
+        if !sli.is_valid() {
             return Err(MailboxError::BadSliIntf { raw });
         }
-        let db = func.map_bar(bars::DOORBELL, bars::DOORBELL_MIN_LEN)?;
-        let pcicfg = func.map_bar(bars::PCICFG, bars::PCICFG_MIN_LEN)?;
+        let layout = BarLayout::for_function(sli.is_vf());
+        let db = func.map_bar(layout.doorbell, bars::DOORBELL_MIN_LEN)?;
+        let pcicfg = func.map_bar(layout.pcicfg, layout.pcicfg_min_len())?;
         // be2net allocates 16 spare bytes and rounds the bus address up (spec §3.1).
         let mbox = func.alloc_dma(MAILBOX_LEN + MAILBOX_ALIGN as usize)?;
         let mbox_addr = mbox.iova().next_multiple_of(MAILBOX_ALIGN);
@@ -115,6 +122,8 @@ impl<F: PciFunction> BootstrapMailbox<F> {
             func,
             db,
             pcicfg,
+            pcicfg_base: layout.pcicfg_base,
+            is_vf: sli.is_vf(),
             mbox,
             mbox_off,
             mbox_addr,
@@ -139,6 +148,11 @@ impl<F: PciFunction> BootstrapMailbox<F> {
     /// The clock polls run on.
     pub fn clock(&self) -> &Arc<dyn Clock> {
         &self.clock
+    }
+
+    /// True when the function is a virtual function (SLI_INTF FT bit, spec §1.3).
+    pub fn is_virtual_function(&self) -> bool {
+        self.is_vf
     }
 
     /// The bus address of the mailbox.
@@ -181,10 +195,10 @@ impl<F: PciFunction> BootstrapMailbox<F> {
     /// Reads the UE status and mask registers from the pcicfg BAR.
     pub fn read_ue(&self) -> UeStatus {
         UeStatus {
-            low: self.pcicfg.read32(UeStatus::LOW_OFFSET),
-            high: self.pcicfg.read32(UeStatus::HIGH_OFFSET),
-            low_mask: self.pcicfg.read32(UeStatus::LOW_MASK_OFFSET),
-            high_mask: self.pcicfg.read32(UeStatus::HIGH_MASK_OFFSET),
+            low: self.pcicfg.read32(self.pcicfg_base + UeStatus::LOW_OFFSET),
+            high: self.pcicfg.read32(self.pcicfg_base + UeStatus::HIGH_OFFSET),
+            low_mask: self.pcicfg.read32(self.pcicfg_base + UeStatus::LOW_MASK_OFFSET),
+            high_mask: self.pcicfg.read32(self.pcicfg_base + UeStatus::HIGH_MASK_OFFSET),
         }
     }
 
@@ -200,11 +214,11 @@ impl<F: PciFunction> BootstrapMailbox<F> {
     /// Chip soft reset: read pcicfg 0x5C, set bit 7, write it back (be2net's TPE recovery,
     /// spec §7.4), then wait for POST and re-send fw_init.
     pub fn soft_reset(&mut self) -> Result<Semaphore, MailboxError> {
-        let current = SoftReset(self.pcicfg.read32(SoftReset::OFFSET));
+        let current = SoftReset(self.pcicfg.read32(self.pcicfg_base + SoftReset::OFFSET));
         if current.0 == u32::MAX {
             return Err(MailboxError::DeviceGone { step: MailboxStep::BeforeHigh });
         }
-        self.pcicfg.write32(SoftReset::OFFSET, current.with_reset().0);
+        self.pcicfg.write32(self.pcicfg_base + SoftReset::OFFSET, current.with_reset().0);
         let sem = self.wait_post()?;
         self.fw_init()?;
         Ok(sem)

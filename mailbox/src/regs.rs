@@ -3,16 +3,44 @@
 
 use std::fmt;
 
-/// Which BAR holds what on a Skyhawk physical function (spec/protocol.md §2.1, `be_map_pci_bars`).
+/// Which BAR holds what on a Skyhawk function (spec/protocol.md §2.1, be2net `be_map_pci_bars`,
+/// `db_bar`).
 pub mod bars {
-    /// The "pcicfg" shadow of configuration and UE registers.
-    pub const PCICFG: u8 = 0;
-    /// The doorbell BAR.
-    pub const DOORBELL: u8 = 4;
-    /// Bytes of the pcicfg BAR ocetool touches (through PCICFG_ONLINE1 at 0xB4).
-    pub const PCICFG_MIN_LEN: u64 = 0xB8;
+    /// Bytes of the pcicfg window ocetool touches (through PCICFG_ONLINE1 at 0xB4).
+    pub const PCICFG_WINDOW: u64 = 0xB8;
     /// Bytes of the doorbell BAR ocetool touches (through the mailbox doorbell at 0x160).
     pub const DOORBELL_MIN_LEN: u64 = 0x164;
+    /// Where a VF's pcicfg shadow sits inside its doorbell BAR (`SRIOV_VF_PCICFG_OFFSET`).
+    #[doc(alias = "SRIOV_VF_PCICFG_OFFSET")]
+    pub const VF_PCICFG_OFFSET: u32 = 0x1000;
+
+    /// Where the doorbells and the pcicfg shadow of one function live.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct BarLayout {
+        /// The BAR with the doorbells (mailbox doorbell at +0x160).
+        pub doorbell: u8,
+        /// The BAR holding the pcicfg shadow.
+        pub pcicfg: u8,
+        /// Offset of the pcicfg shadow inside that BAR.
+        pub pcicfg_base: u32,
+    }
+
+    impl BarLayout {
+        /// Skyhawk PF: doorbells in BAR4, pcicfg shadow in BAR0.
+        pub const PF: Self = Self { doorbell: 4, pcicfg: 0, pcicfg_base: 0 };
+        /// Skyhawk VF: doorbells in BAR0, pcicfg shadow at BAR0 + 0x1000.
+        pub const VF: Self = Self { doorbell: 0, pcicfg: 0, pcicfg_base: VF_PCICFG_OFFSET };
+
+        /// The layout for a function, from SLI_INTF's FT bit.
+        pub fn for_function(is_vf: bool) -> Self {
+            if is_vf { Self::VF } else { Self::PF }
+        }
+
+        /// The length the pcicfg BAR must have.
+        pub fn pcicfg_min_len(self) -> u64 {
+            u64::from(self.pcicfg_base) + PCICFG_WINDOW
+        }
+    }
 }
 
 /// SLI_INTF, configuration space 0x58 (spec/protocol.md §1.3).

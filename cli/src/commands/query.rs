@@ -52,11 +52,10 @@ impl Report for QueryJson {
         );
         line("Function mode", format!("{:#x} ({})", self.function_mode, self.function_mode_flags.join(", ")));
         line("RoCE", if self.roce_enabled { "enabled".into() } else { "disabled".into() });
-        let p = &self.profile;
-        if p.active.id == p.next.id {
-            line("Profile", p.active.label());
-        } else {
-            line("Profile", format!("{}  ->  {} after the next reset", p.active.label(), p.next.label()));
+        match &self.profile {
+            None => line("Profile", "not visible from this function (a virtual function): query the PF".into()),
+            Some(p) if p.active.id == p.next.id => line("Profile", p.active.label()),
+            Some(p) => line("Profile", format!("{}  ->  {} after the next reset", p.active.label(), p.next.label())),
         }
         if self.reset_required {
             line("Reset", "required: run `ocetool reset` (or reboot) to activate the pending change".into());

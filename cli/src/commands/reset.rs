@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::error::CliResult;
 use crate::output::{Report, confirm};
 use crate::report::{FirmwareVersions, ProfilePair};
-use crate::session::{Job, Session, mailbox_error};
+use crate::session::{Job, Session, mailbox_error, require_physical_function};
 
 /// The `reset` job.
 #[derive(Debug)]
@@ -45,6 +45,7 @@ impl Job for Reset {
     type Output = ResetJson;
 
     fn run<F: PciFunction>(self, session: &mut Session<F>) -> CliResult<ResetJson> {
+        require_physical_function(session, "a chip reset")?;
         let mbox = &mut session.mbox;
         let semaphore = if self.dry_run {
             mbox.read_semaphore().map_err(|e| mailbox_error("cannot read the POST semaphore", &e))?

@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::error::{CliError, CliResult, ErrorKind};
 use crate::output::{Report, confirm};
 use crate::report::{FirmwareVersions, ProfilePair, ProfileRef};
-use crate::session::{Job, Session, mailbox_error};
+use crate::session::{Job, Session, mailbox_error, require_physical_function};
 
 /// The `set-profile` job.
 #[derive(Debug)]
@@ -65,6 +65,7 @@ impl Job for SetProfile {
     type Output = SetProfileJson;
 
     fn run<F: PciFunction>(self, session: &mut Session<F>) -> CliResult<SetProfileJson> {
+        require_physical_function(session, "choosing a profile")?;
         let mbox = &mut session.mbox;
         let before = read_profiles(mbox).map_err(|e| mailbox_error("cannot read the profiles", &e))?;
         let target = resolve_target(&before, self.target).map_err(profile_error)?.clone();

@@ -8,7 +8,7 @@ use crate::commands::{
     FirmwareConfig, GetCntlAttributes, GetFwVersion, GetMacList, GetPortName, LinkStatusQuery, QueryFirmwareConfig,
 };
 use crate::regs::{AsicId, Semaphore};
-use crate::{BootstrapMailbox, MailboxError};
+use crate::{BaseStatus, BootstrapMailbox, MailboxError};
 
 /// Config-space offset of the vendor and device IDs (PCI header).
 const CFG_ID: u16 = 0x00;
@@ -80,8 +80,9 @@ pub struct AdapterInfo {
     pub firmware: Firmware,
     /// QUERY_FIRMWARE_CONFIG (function mode, capabilities, port).
     pub config: FirmwareConfig,
-    /// Profiles.
-    pub profiles: ProfileState,
+    /// Profiles; `None` on a function the firmware does not let read them (a VF: the profile
+    /// commands are PF-only, spec/protocol.md §5.9).
+    pub profiles: Option<ProfileState>,
     /// Physical ports.
     pub ports: Vec<PortStatus>,
     /// The POST semaphore as read.
@@ -98,7 +99,8 @@ impl AdapterInfo {
     /// True when a reset would change what runs: another profile staged, or other firmware on
     /// flash than the running one.
     pub fn reset_required(&self) -> bool {
-        self.profiles.change_pending() || self.firmware.running != self.firmware.stored
+        self.profiles.as_ref().is_some_and(ProfileState::change_pending)
+            || self.firmware.running != self.firmware.stored
     }
 }
 
@@ -120,7 +122,11 @@ pub fn read_info<F: PciFunction>(mbox: &mut BootstrapMailbox<F>) -> Result<Adapt
     let names = mbox.execute(&GetPortName)?;
     let link = mbox.execute(&LinkStatusQuery)?;
     let macs = mbox.execute(&GetMacList::permanent())?;
-    let profiles = read_profiles(mbox)?;
+    let profiles = match read_profiles(mbox) {
+        Ok(p) => Some(p),
+        Err(MailboxError::CommandFailed { status, .. }) if status.base == BaseStatus::UnauthorizedRequest => None,
+        Err(e) => return Err(e),
+    };
 
     let own_port = link.port_number();
     let port_count = attrs.hba_port_count.clamp(1, 4);

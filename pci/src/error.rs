@@ -265,4 +265,9 @@ impl PciError {
     pub fn is_refusal(&self) -> bool {
         matches!(self, Self::DriverBound { .. } | Self::GroupNotViable { .. })
     }
+
+    /// True when the PCI function does not exist (design.md §7: exit code 3).
+    pub fn is_no_device(&self) -> bool {
+        matches!(self, Self::NoSuchFunction { .. })
+    }
 }

@@ -286,3 +286,15 @@ fn permission_and_busy_messages() {
         "/dev/vfio/7 is already open in another process (a VM, or another ocetool?)"
     );
 }
+
+#[test]
+fn a_missing_function_is_no_device() {
+    let tree = FakeTree::new();
+    let kernel = Arc::new(FakeKernel::new(&tree));
+    let err = HandOff::acquire(nic(), tree.roots(), &opts(true), kernel).unwrap_err();
+    assert!(err.is_no_device() && !err.is_refusal());
+    assert_eq!(
+        err.to_string(),
+        format!("no PCI function 0000:03:00.0 in {}/bus/pci/devices/0000:03:00.0", tree.roots().sysfs.display())
+    );
+}

@@ -26,7 +26,7 @@ impl Report for QueryJson {
     fn text(&self) -> String {
         let mut out = String::new();
         let mut line = |k: &str, v: String| out.push_str(&format!("{k:<15}{v}\n"));
-        line("Adapter", format!("{} {} ({})", self.manufacturer, self.model, self.description));
+        line("Adapter", format!("{}: {}", self.model, self.description));
         line("Device", self.device.clone());
         line(
             "PCI ID",

@@ -46,7 +46,8 @@ fi
 # 2. The guest kernel: resolve the meta package to today's concrete package (names change with
 #    every ABI bump), download and unpack it; never installed.
 resolve_kernel() { apt-cache depends "$KERNEL_META" 2>/dev/null | awk '/Depends: linux-image-/{print $2; exit}'; }
-download_kernel() { (cd "$WORK" && apt-get download -qq "$KPKG" 2>/dev/null); }
+# (As root, apt warns that its _apt user cannot write here: harmless, so shown only on failure.)
+download_kernel() { (cd "$WORK" && apt-get download -qq "$KPKG" 2>"$WORK/apt.err") || { cat "$WORK/apt.err"; false; }; }
 KPKG=$(resolve_kernel)
 if [ ! -d "$WORK/kpkg/lib/modules" ]; then
   # Fresh package lists when the meta package is unknown or the concrete package left the mirror.
@@ -73,7 +74,7 @@ cd "$REPO"
 # One cargo invocation for both, so dependencies are built once; dev profile without debug info
 # (the binaries are stripped anyway): the least CPU on a 2-core machine.
 CARGO_PROFILE_DEV_DEBUG=0 cargo build --locked -p oce-pci --test vfio_guest -p ocetool --bin ocetool --target $TARGET \
-  --message-format=json \
+  --message-format=json-render-diagnostics \
   | jq -r 'select(.reason=="compiler-artifact" and .executable!=null) | .target.name + " " + .executable' \
   >"$WORK/bins"
 TEST_BIN=$(awk '$1=="vfio_guest"{print $2}' "$WORK/bins" | tail -1)

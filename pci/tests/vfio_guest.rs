@@ -87,6 +87,14 @@ fn edu_config_bar_and_dma_through_vfio() {
         assert_eq!(bar.read32(len), u32::MAX, "outside the BAR reads all ones");
         assert_eq!(bar.read32(2), u32::MAX, "unaligned reads all ones");
         assert!(matches!(func.map_bar(0, 1 << 30), Err(PciError::BarTooSmall { bar: 0, .. })));
+
+        let by_fd = func.map_bar_unmapped(0, 0x100).unwrap();
+        assert!(!by_fd.is_mapped());
+        assert_eq!(by_fd.read32(edu::ID), edu::ID_VALUE, "pread path");
+        by_fd.write32(edu::LIVENESS, 0x0f0f_0000);
+        assert_eq!(by_fd.read32(edu::LIVENESS), 0xf0f0_ffff, "pwrite path");
+        assert_eq!(bar.read32(edu::LIVENESS), 0xf0f0_ffff, "both paths reach the same register");
+        assert_eq!(by_fd.read32(len), u32::MAX, "outside the BAR reads all ones (pread path)");
         assert!(matches!(func.map_bar(6, 0), Err(PciError::NoSuchBar { bar: 6 })));
 
         let src = func.alloc_dma(4096).unwrap();

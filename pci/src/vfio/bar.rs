@@ -33,11 +33,11 @@ pub struct VfioBar<'h> {
 }
 
 impl VfioBar<'_> {
-    /// Maps `region` if vfio-pci allows it, else keeps it for pread/pwrite.
-    pub(super) fn new(index: u8, region: OwningPciRegion) -> Self {
+    /// Maps `region` if `try_map` and vfio-pci allows it, else keeps it for pread/pwrite.
+    pub(super) fn new(index: u8, region: OwningPciRegion, try_map: bool) -> Self {
         let perms = region.permissions();
         let (readable, writable) = (perms.can_read(), perms.can_write());
-        let mapped = if region.is_mappable() { region.map(.., perms).ok() } else { None };
+        let mapped = if try_map && region.is_mappable() { region.map(.., perms).ok() } else { None };
         let (len, access) = match mapped {
             // The mapping covers the whole region (the range `..` is clamped to its length).
             Some(map) => (map.len() as u64, Access::Mapped(map)),

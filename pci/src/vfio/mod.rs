@@ -98,6 +98,27 @@ impl<'h> VfioFunction<'h> {
     pub fn iommu_alignment(&self) -> usize {
         self.iommu_align
     }
+
+    /// Like [`PciFunction::map_bar`], but always through pread/pwrite on the VFIO device fd, even
+    /// when the BAR could be mapped: the path a BAR that vfio-pci will not let be mmap'd takes.
+    pub fn map_bar_unmapped(&self, bar: u8, min_len: u64) -> Result<VfioBar<'h>, PciError> {
+        self.bar(bar, min_len, false)
+    }
+
+    fn bar(&self, bar: u8, min_len: u64, try_map: bool) -> Result<VfioBar<'h>, PciError> {
+        if bar > 5 {
+            return Err(PciError::NoSuchBar { bar });
+        }
+        let raw = self.config.read32(BAR0_OFFSET + 4 * u16::from(bar))?;
+        if raw & BAR_IO_SPACE != 0 {
+            return Err(PciError::NoSuchBar { bar });
+        }
+        let region = self.device.bar(usize::from(bar)).ok_or(PciError::NoSuchBar { bar })?;
+        if region.len() < min_len {
+            return Err(PciError::BarTooSmall { bar, len: region.len(), needed: min_len });
+        }
+        Ok(VfioBar::new(bar, region, try_map))
+    }
 }
 
 impl<'h> PciFunction for VfioFunction<'h> {
@@ -110,18 +131,7 @@ impl<'h> PciFunction for VfioFunction<'h> {
     }
 
     fn map_bar(&self, bar: u8, min_len: u64) -> Result<VfioBar<'h>, PciError> {
-        if bar > 5 {
-            return Err(PciError::NoSuchBar { bar });
-        }
-        let raw = self.config.read32(BAR0_OFFSET + 4 * u16::from(bar))?;
-        if raw & BAR_IO_SPACE != 0 {
-            return Err(PciError::NoSuchBar { bar });
-        }
-        let region = self.device.bar(usize::from(bar)).ok_or(PciError::NoSuchBar { bar })?;
-        if region.len() < min_len {
-            return Err(PciError::BarTooSmall { bar, len: region.len(), needed: min_len });
-        }
-        Ok(VfioBar::new(bar, region))
+        self.bar(bar, min_len, true)
     }
 
     fn alloc_dma(&self, len: usize) -> Result<VfioDma<'h>, PciError> {

@@ -36,6 +36,9 @@ pub struct GlobalArgs {
     /// Root of the sysfs tree (tests point it at a fake tree).
     #[arg(long, global = true, value_name = "DIR", default_value = "/sys", hide_default_value = true)]
     pub sysfs_root: PathBuf,
+    /// Root of the device nodes (`/dev/vfio/...`; tests point it at a fake tree).
+    #[arg(long, global = true, value_name = "DIR", default_value = "/dev", hide_default_value = true)]
+    pub dev_root: PathBuf,
     /// Seconds to wait for another ocetool working on the same adapter before giving up.
     #[arg(long, global = true, value_name = "SECS", default_value_t = 3.0)]
     pub wait: f64,
@@ -50,6 +53,13 @@ pub struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Find every OneConnect function in sysfs, grouped by adapter, and say which ocetool can
+    /// drive (and why not).
+    List {
+        /// Also list PCI functions that are not OneConnect (e.g. IOMMU group members).
+        #[arg(long)]
+        all: bool,
+    },
     /// Report firmware, model, serial, ports, function mode, RoCE state and profiles.
     Query,
     /// List the adapter's profiles and which one is active and next.
@@ -65,6 +75,11 @@ pub enum Command {
     },
     /// Send any firmware command and print the statuses and the response bytes.
     Raw(RawArgs),
+    /// Firmware images (.ufi): inspect, update the adapter, build a synthetic image.
+    Fw {
+        #[command(subcommand)]
+        action: FwAction,
+    },
     /// Create, show or power-cycle an emulated adapter.
     Emulator {
         #[command(subcommand)]
@@ -111,6 +126,39 @@ pub struct RawArgs {
     /// Seconds the firmware may take.
     #[arg(long, default_value_t = 4)]
     pub timeout: u64,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FwAction {
+    /// Show what an image holds, check it, and list the problems found. No adapter needed.
+    Inspect {
+        /// The .ufi file.
+        file: PathBuf,
+    },
+    /// Build a synthetic Skyhawk image (for tests, and to rehearse `fw update` on the emulator).
+    Build {
+        /// The firmware version the image carries (A.B.C.D).
+        #[arg(long)]
+        version: String,
+        /// Where to write the image.
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: PathBuf,
+        /// Section sizes: `small` (about 1.4 MiB) or `full` (a 16 MiB flash image).
+        #[arg(long, value_enum, default_value = "small")]
+        layout: LayoutArg,
+        /// The ASIC revision the image targets (`asic_type_rev`).
+        #[arg(long, value_parser = parse_u8, default_value = "0x10")]
+        asic_type_rev: u8,
+    },
+}
+
+/// Image layouts `fw build` offers.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum LayoutArg {
+    /// About 1.4 MiB: quick tests.
+    Small,
+    /// A whole 16 MiB flash.
+    Full,
 }
 
 #[derive(Debug, Subcommand)]

@@ -16,6 +16,10 @@ pub enum ErrorKind {
     Refused,
     /// Another ocetool holds the device.
     Busy,
+    /// Stopped by SIGINT after the command in flight finished.
+    Interrupted,
+    /// Stopped by SIGTERM after the command in flight finished.
+    Terminated,
 }
 
 impl ErrorKind {
@@ -27,6 +31,8 @@ impl ErrorKind {
             Self::NoDevice => 3,
             Self::Refused => 4,
             Self::Busy => 5,
+            Self::Interrupted => 130,
+            Self::Terminated => 143,
         }
     }
 
@@ -38,6 +44,8 @@ impl ErrorKind {
             Self::NoDevice => "no_device",
             Self::Refused => "refused",
             Self::Busy => "busy",
+            Self::Interrupted => "interrupted",
+            Self::Terminated => "terminated",
         }
     }
 }

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::args::{Cli, Command};
+use crate::args::{Cli, Command, FwAction};
 use crate::error::{CliError, CliResult, ErrorKind};
 use crate::output::{ErasedReport, print_error, print_report};
 use crate::session::run_job;
@@ -26,6 +26,11 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(&argv, &e),
     };
+    if let Err(e) = oce_pci::signals::install() {
+        let err = session::pci_error("", &e);
+        print_error(&err, cli.global.json, cli.global.verbose);
+        return ExitCode::from(err.kind.exit_code());
+    }
     match run(&cli) {
         Ok(report) => {
             print_report(report.as_ref(), cli.global.json);
@@ -69,5 +74,12 @@ fn run(cli: &Cli) -> CliResult<Box<dyn ErasedReport>> {
         Command::Reset { dry_run } => run_job(g, commands::reset::Reset { dry_run: *dry_run, yes: g.yes }).map(boxed),
         Command::Raw(args) => run_job(g, commands::raw::Raw::from_args(args)?).map(boxed),
         Command::Emulator { action } => emulator::run(g, action).map(boxed),
+        Command::Fw { action } => match action {
+            FwAction::Inspect { file } => commands::fw::inspect::run(file).map(boxed),
+            FwAction::Build { version, output, layout, asic_type_rev } => {
+                commands::fw::build::run(version, output, *layout, *asic_type_rev).map(boxed)
+            }
+        },
+        Command::List { all } => commands::list::run(g, *all).map(boxed),
     }
 }

@@ -6,12 +6,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use oce_mailbox::{BaseStatus, BootstrapMailbox, MailboxError, SystemClock, Timeouts};
-use oce_pci::PciFunction;
+use oce_pci::discover::{self, Blocker, Scope, discover};
+use oce_pci::signals::{self, Signal};
+use oce_pci::{
+    Chip, FunctionKind, HandOff, HandOffOptions, KernelSysfs, PciAddress, PciError, PciFunction, Roots, VfioFunction,
+    sysfs,
+};
 
 use crate::args::GlobalArgs;
 use crate::device::{DeviceLock, DeviceSpec, lock_path};
 use crate::emulator::open_emulator;
 use crate::error::{CliError, CliResult, ErrorKind};
+use crate::output::confirm;
 
 /// An adapter ready for commands.
 #[derive(Debug)]
@@ -30,15 +36,81 @@ pub trait Job {
     fn run<F: PciFunction>(self, session: &mut Session<F>) -> CliResult<Self::Output>;
 }
 
-/// The device the user selected with `--device` / `OCETOOL_DEVICE`.
+/// The device the user selected with `--device` / `OCETOOL_DEVICE`; without either, the only
+/// Skyhawk adapter found in sysfs (its first NIC physical function), as design.md §4 asks.
 pub fn select_device(global: &GlobalArgs) -> CliResult<DeviceSpec> {
-    match &global.device {
-        Some(s) => DeviceSpec::parse(s),
-        None => Err(CliError::new(
+    if let Some(s) = &global.device {
+        return DeviceSpec::parse(s);
+    }
+    let roots = Roots::new(&global.sysfs_root, &global.dev_root);
+    let inventory = discover(&roots, Scope::OneConnect)
+        .map_err(|e| pci_error("no --device given, and sysfs cannot be searched for an adapter", &e))?;
+    let candidates: Vec<PciAddress> = inventory
+        .adapters
+        .iter()
+        .filter(|a| a.chip == Chip::Skyhawk)
+        .filter_map(|a| a.functions.iter().find(|f| f.kind == FunctionKind::NicPf).map(|f| f.address))
+        .collect();
+    match candidates.as_slice() {
+        [only] => Ok(DeviceSpec::Pci(*only)),
+        [] => {
+            let found: Vec<String> = inventory
+                .adapters
+                .iter()
+                .flat_map(|a| a.functions.iter().map(|f| format!("{} ({} {})", f.address, f.chip, f.kind)))
+                .collect();
+            let found = if found.is_empty() {
+                "no OneConnect functions found".to_owned()
+            } else {
+                format!("found only {}", found.join(", "))
+            };
+            Err(CliError::new(
+                ErrorKind::NoDevice,
+                format!(
+                    "no OCe14000 adapter to work on ({found}); pass --device BDF, or --device emu for the emulator"
+                ),
+            ))
+        }
+        many => Err(CliError::new(
             ErrorKind::NoDevice,
-            "no adapter selected: pass --device 0000:BB:DD.F (see `ocetool list`), or --device emu to use the emulator",
+            format!(
+                "{} OCe14000 adapters found ({}); choose one with --device (see `ocetool list`), or --device emu for the emulator",
+                many.len(),
+                many.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+            ),
         )),
     }
+}
+
+/// Refuses a PCI function ocetool cannot drive before anything touches its binding: a function
+/// that is not OneConnect at all (a mistyped address must never unbind someone's other NIC), or
+/// a OneConnect function of another chip or protocol.
+///
+/// `OCETOOL_UNSAFE_ANY_DEVICE=1` skips this check. It exists for the real-kernel test
+/// (`tests/vfio-qemu/run.sh`), which has no OneConnect adapter and drives an e1000 through the
+/// hand-off instead; never set it on a machine you care about.
+fn check_supported(roots: &Roots, addr: PciAddress) -> CliResult<()> {
+    if std::env::var_os("OCETOOL_UNSAFE_ANY_DEVICE").is_some_and(|v| v == "1") {
+        return Ok(());
+    }
+    let info = discover::describe(roots, addr).map_err(|e| pci_error(&format!("cannot read {addr}"), &e))?;
+    let Some(info) = info else {
+        return Err(CliError::new(
+            ErrorKind::NoDevice,
+            format!(
+                "{addr} is not an Emulex OneConnect function; see `ocetool list` for the adapters ocetool can drive"
+            ),
+        ));
+    };
+    let inherent =
+        info.blockers.iter().find(|b| matches!(b, Blocker::UnsupportedChip(_) | Blocker::Fcoe | Blocker::Iscsi));
+    if let Some(b) = inherent {
+        return Err(CliError::new(
+            ErrorKind::NoDevice,
+            format!("{addr} ({:#06x}:{:#06x}): {b}", info.vendor_id, info.device_id),
+        ));
+    }
+    Ok(())
 }
 
 /// Takes the device's lock for the length of the command.
@@ -54,16 +126,84 @@ pub fn run_job<J: Job>(global: &GlobalArgs, job: J) -> CliResult<J::Output> {
     match &spec {
         DeviceSpec::Emulator(dir) => {
             let emu = open_emulator(dir)?;
-            let mut session = open_session(emu, spec.clone(), timeouts(global))?;
-            job.run(&mut session)
+            let out = open_session(emu, spec.clone(), timeouts(global)).and_then(|mut s| job.run(&mut s));
+            finish(out)
         }
-        DeviceSpec::Pci(addr) => Err(CliError::new(
-            ErrorKind::NoDevice,
-            format!(
-                "{addr}: real PCI adapters are not supported yet by this build (the VFIO backend is not wired in); use --device emu"
-            ),
-        )),
+        DeviceSpec::Pci(addr) => run_on_pci(global, *addr, &spec, job),
     }
+}
+
+/// The real-hardware path: hand the function to vfio-pci (design.md §5), open it through VFIO,
+/// run the job, and give the function back to its driver on every path.
+fn run_on_pci<J: Job>(global: &GlobalArgs, addr: PciAddress, spec: &DeviceSpec, job: J) -> CliResult<J::Output> {
+    let roots = Roots::new(&global.sysfs_root, &global.dev_root);
+    check_supported(&roots, addr)?;
+    if global.unbind {
+        confirm_unbind(global, &roots, addr)?;
+    }
+    let options = HandOffOptions { allow_unbind: global.unbind, ..HandOffOptions::default() };
+    let handoff = HandOff::acquire(addr, &roots, &options, Arc::new(KernelSysfs))
+        .map_err(|e| pci_error(&format!("cannot take {addr} for ocetool"), &e))?;
+    let out = signals::check()
+        .map_err(|e| pci_error("", &e))
+        .and_then(|()| VfioFunction::open(&handoff).map_err(|e| pci_error(&format!("cannot open {addr}"), &e)))
+        .and_then(|func| open_session(func, spec.clone(), timeouts(global)))
+        .and_then(|mut session| job.run(&mut session));
+    let restored = handoff.restore().map_err(|e| {
+        pci_error(&format!("{addr} could not be given back to its driver"), &e)
+            .hint("check `ls -l /sys/bus/pci/devices/ADDR/driver`; `echo ADDR > /sys/bus/pci/drivers_probe` rebinds it")
+    });
+    match (finish(out), restored) {
+        (Ok(v), Ok(())) => Ok(v),
+        (Err(e), Ok(())) | (Ok(_), Err(e)) => Err(e),
+        (Err(mut e), Err(r)) => {
+            e.causes.push(r.message);
+            Err(e)
+        }
+    }
+}
+
+/// Asks before `--unbind` takes a function from its kernel driver, naming what goes down with it.
+fn confirm_unbind(global: &GlobalArgs, roots: &Roots, addr: PciAddress) -> CliResult<()> {
+    let driver =
+        sysfs::bound_driver(roots, addr).map_err(|e| pci_error(&format!("cannot read {addr}'s driver"), &e))?;
+    let Some(driver) = driver.filter(|d| d != sysfs::VFIO_PCI) else { return Ok(()) };
+    let deps = sysfs::dependents(roots, addr).map_err(|e| pci_error(&format!("cannot read {addr}'s devices"), &e))?;
+    let mut going = deps.netdevs.iter().map(|(n, state)| format!("{n} ({state})")).collect::<Vec<_>>();
+    going.extend(deps.rdma.iter().cloned());
+    let impact =
+        if going.is_empty() { String::new() } else { format!("; going down until it is back: {}", going.join(", ")) };
+    confirm(global.yes, &format!("unbind {driver} from {addr} for the length of this command{impact}"))
+}
+
+/// Turns a stop request that arrived while the job ran into exit 130 / 143: the command in
+/// flight finished, the adapter is consistent, and rerunning resumes.
+fn finish<T>(out: CliResult<T>) -> CliResult<T> {
+    match (signals::pending(), out) {
+        (Some(signal), Ok(_)) => Err(pci_error("", &PciError::Interrupted { signal })
+            .hint("the command had finished and the adapter is consistent; check with `ocetool query`")),
+        (_, out) => out,
+    }
+}
+
+/// Turns a PCI-layer error into a CLI error with the exit code its kind calls for.
+pub fn pci_error(context: &str, e: &PciError) -> CliError {
+    let kind = match e {
+        PciError::Interrupted { signal: Signal::Interrupt } => ErrorKind::Interrupted,
+        PciError::Interrupted { signal: Signal::Terminate } => ErrorKind::Terminated,
+        PciError::DriverBound { .. } => ErrorKind::Refused,
+        PciError::VfioGroupBusy { .. } => ErrorKind::Busy,
+        PciError::BadAddress { .. } => ErrorKind::Usage,
+        PciError::VfioPciNotLoaded { .. }
+        | PciError::NoIommuGroup { .. }
+        | PciError::GroupNotViable { .. }
+        | PciError::VfioPermission { .. }
+        | PciError::SysfsPermission { .. }
+        | PciError::LockedDown { .. } => ErrorKind::NoDevice,
+        e if e.is_no_device() => ErrorKind::NoDevice,
+        _ => ErrorKind::Failed,
+    };
+    CliError::from_error(kind, context, e)
 }
 
 /// The driver's timeouts, with the POST wait from `--post-timeout`.
@@ -76,7 +216,8 @@ pub fn timeouts(global: &GlobalArgs) -> Timeouts {
 pub fn open_session<F: PciFunction>(func: F, device: DeviceSpec, timeouts: Timeouts) -> CliResult<Session<F>> {
     let mut mbox = BootstrapMailbox::open(func, Arc::new(SystemClock))
         .map_err(|e| mailbox_error("cannot open the adapter", &e))?
-        .with_timeouts(timeouts);
+        .with_timeouts(timeouts)
+        .with_stop_check(|| signals::pending().is_some());
     mbox.initialize().map_err(|e| mailbox_error("cannot initialise the adapter's firmware interface", &e))?;
     Ok(Session { mbox, device })
 }
@@ -98,6 +239,10 @@ pub fn require_physical_function<F: PciFunction>(session: &Session<F>, what: &st
 
 /// Turns a mailbox error into a one-line CLI error with advice.
 pub fn mailbox_error(context: &str, e: &MailboxError) -> CliError {
+    if let (MailboxError::Stopped { .. }, Some(signal)) = (e, signals::pending()) {
+        return pci_error(context, &PciError::Interrupted { signal })
+            .hint("nothing was changed; run the command again when the adapter has finished booting");
+    }
     let hint = match e {
         MailboxError::DeviceGone { .. } | MailboxError::ConfigGone => {
             Some("check that the adapter is still present (lspci) and power-cycle it")

@@ -89,8 +89,10 @@ pub enum Problem {
         /// From the directory.
         firmware: String,
     },
-    /// A section's trailer does not match the CRC model: the adapter would answer 0x4D
-    /// (FLASH_IMAGE_CRC_MISMATCH) and keep the old contents (design.md §6).
+    /// A section's trailer does not match ocetool's CRC model. The model is the emulator's
+    /// assumption (design.md §6; the real algorithm is not public, ufi-firmware.md §8), so this is
+    /// a warning, never a reason to refuse an image: the adapter itself checks each section when
+    /// it is committed and answers 0x4D (FLASH_IMAGE_CRC_MISMATCH) on a bad one.
     CrcMismatch {
         /// Entry index.
         index: usize,
@@ -142,8 +144,9 @@ impl Problem {
     /// How serious it is.
     pub fn severity(&self) -> Severity {
         match self {
-            Self::CrcMismatch { .. } | Self::NotSkyhawk { .. } | Self::Unflashable { .. } => Severity::Error,
-            Self::ContiguousCookie { .. }
+            Self::NotSkyhawk { .. } | Self::Unflashable { .. } => Severity::Error,
+            Self::CrcMismatch { .. }
+            | Self::ContiguousCookie { .. }
             | Self::Overlap { .. }
             | Self::UnknownType { .. }
             | Self::DuplicateType { .. }
@@ -204,8 +207,9 @@ impl fmt::Display for Problem {
             ),
             Self::CrcMismatch { index, stored, computed } => write!(
                 f,
-                "section {index}: CRC trailer {stored:#010x} does not match the contents ({computed:#010x}); the \
-                 adapter would refuse it"
+                "section {index}: CRC trailer {stored:#010x} does not match ocetool's CRC model ({computed:#010x}, \
+                 CRC-32 of the section); the emulated adapter refuses such a section, a real one checks with its own \
+                 algorithm"
             ),
             Self::NotSkyhawk { chip_char } => {
                 write!(f, "build[0] is {:?}, not '4': this is not a Skyhawk (OCe14000) image", char::from(*chip_char))

@@ -95,6 +95,8 @@ pub struct BootstrapMailbox<F: PciFunction> {
     data: Option<F::Dma>,
     clock: Arc<dyn Clock>,
     timeouts: Timeouts,
+    /// Asked between POST polls; `true` abandons the wait (no command is in flight then).
+    stop: Option<fn() -> bool>,
     seq: u32,
 }
 
@@ -130,6 +132,7 @@ impl<F: PciFunction> BootstrapMailbox<F> {
             data: None,
             clock,
             timeouts: Timeouts::default(),
+            stop: None,
             seq: 0,
         })
     }
@@ -137,6 +140,14 @@ impl<F: PciFunction> BootstrapMailbox<F> {
     /// Replaces the default timeouts.
     pub fn with_timeouts(mut self, timeouts: Timeouts) -> Self {
         self.timeouts = timeouts;
+        self
+    }
+
+    /// Lets a long POST wait end early when `stop` returns true (e.g. on Ctrl-C), with
+    /// [`MailboxError::Stopped`]. Command handshakes are never abandoned half-way: a command in
+    /// flight always runs to its completion or its timeout.
+    pub fn with_stop_check(mut self, stop: fn() -> bool) -> Self {
+        self.stop = Some(stop);
         self
     }
 
@@ -182,6 +193,9 @@ impl<F: PciFunction> BootstrapMailbox<F> {
     pub fn wait_post(&self) -> Result<Semaphore, MailboxError> {
         let mut last = PostStage::PowerOn;
         let found = poll_until(&*self.clock, self.timeouts.post, POST_POLL_MAX_SLEEP, || {
+            if self.stop.is_some_and(|stop| stop()) {
+                return Err(MailboxError::Stopped { stage: last });
+            }
             let sem = self.read_semaphore()?;
             last = sem.stage();
             if sem.is_error() {

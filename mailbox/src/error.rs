@@ -134,6 +134,12 @@ pub enum MailboxError {
         /// How long ocetool waited.
         waited: Duration,
     },
+    /// The caller asked to stop while waiting for POST.
+    #[error("stopped while waiting for the adapter's POST (at stage {stage})")]
+    Stopped {
+        /// The last stage seen.
+        stage: PostStage,
+    },
     /// POST reported an error.
     #[error("the adapter's POST failed at stage {stage} (semaphore {raw:#010x}, error bit set)")]
     PostError {

@@ -126,11 +126,17 @@ else
   # Checked on the host with jq: the JSON goes out on the serial console between markers.
   echo "GUEST-LIST-BEGIN"; ocetool list --all --json; RC=$?; echo; echo "GUEST-LIST-END rc=$RC"
   echo "GUEST-ADDRESSES edu=$EDU e1000=$E1000"
-  # The CLI's --device path through VfioFunction: refused without --unbind (exit 4); with it, the
-  # e1000 is no OneConnect adapter, so the command fails (SLI_INTF), and e1000 gets it back.
-  ocetool --device "$E1000" query; RC=$?
-  [ "$RC" = 4 ] && [ "$(drv "$E1000")" = e1000 ]; check "ocetool --device e1000 query without --unbind: exit 4 (was $RC)" $?
+  # The CLI's --device path. By default ocetool refuses a function that is not OneConnect before
+  # touching its binding (exit 3, e1000 untouched). With the test escape OCETOOL_UNSAFE_ANY_DEVICE=1
+  # it goes through the hand-off: refused without --unbind (exit 4); with it, the function moves to
+  # vfio-pci, VfioFunction opens it, the mailbox layer rejects it (SLI_INTF, exit 1), and e1000 gets
+  # it back.
   ocetool --device "$E1000" --unbind --yes query 2>/tmp/err; RC=$?; cat /tmp/err
+  [ "$RC" = 3 ] && grep -q "not an Emulex OneConnect function" /tmp/err && [ "$(drv "$E1000")" = e1000 ]
+  check "ocetool --device e1000 --unbind query: refused as not OneConnect, exit 3 (was $RC), e1000 untouched" $?
+  OCETOOL_UNSAFE_ANY_DEVICE=1 ocetool --device "$E1000" query; RC=$?
+  [ "$RC" = 4 ] && [ "$(drv "$E1000")" = e1000 ]; check "ocetool --device e1000 query without --unbind: exit 4 (was $RC)" $?
+  OCETOOL_UNSAFE_ANY_DEVICE=1 ocetool --device "$E1000" --unbind --yes query 2>/tmp/err; RC=$?; cat /tmp/err
   [ "$RC" = 1 ] && grep -q SLI_INTF /tmp/err && [ "$(drv "$E1000")" = e1000 ]
   check "ocetool --device e1000 --unbind query: reached the mailbox (SLI_INTF), exit 1 (was $RC), e1000 bound again" $?
 fi
@@ -172,7 +178,7 @@ grep '^GUEST-CHECK .* ocetool list' "$WORK/serial.log"
 # 7. Count.
 PASSED=$(grep -c '^GUEST-CHECK PASS' "$WORK/serial.log" || true)
 FAILED=$(grep -c '^GUEST-CHECK FAIL' "$WORK/serial.log" || true)
-EXPECTED=9
+EXPECTED=10
 if ! grep -q '^GUEST-DONE' "$WORK/serial.log" || [ "$QRC" != 0 ]; then
   echo "vfio-qemu: the guest did not finish (qemu rc $QRC; 124 = timeout)"
   FAILED=$((FAILED + 1))

@@ -1,5 +1,7 @@
 //! One module per subcommand that runs on an adapter.
 
+pub mod fw;
+pub mod list;
 pub mod profiles;
 pub mod query;
 pub mod raw;

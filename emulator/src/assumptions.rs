@@ -29,6 +29,11 @@
 //!   animates it, so a process that exits mid-walk leaves an adapter the next process finds at
 //!   its final stage. A failed boot stops at [`POST_FAILED_STAGE_INDEX`] with bit 31; the backup
 //!   boot shows bit 30 only at the final stage.
+//! - **Functions** (`function`): a state directory models one function, the PF or a VF; a VF
+//!   state directory is an adapter seen only through that VF. The VF's BAR registers sit in its
+//!   own configuration space (as VFIO presents them; a real VF's live in the PF's SR-IOV
+//!   capability); its chip soft reset (pcicfg shadow 0x5C) works like the PF's, since the model
+//!   has no PF beside it to refuse it. [`VF_REFUSED_OPCODES`] answer UNAUTHORIZED_REQUEST.
 //! - **Commands** (`handlers`): only subsystem COMMON is implemented; a command is accepted
 //!   embedded or not, whatever be2net uses; a non-zero `domain` is refused (no VFs);
 //!   FUNCTION_RESET has nothing to clear (no queues are modelled); the beacon ignores its
@@ -46,6 +51,11 @@
 //!   layout, every section carrying the factory version in `ver_data`; the CRC model is
 //!   `oce_firmware::crc` (design.md §6).
 
+use oce_mailbox::Command;
+use oce_mailbox::commands::{
+    GetActiveProfile, GetProfileConfig, GetProfileList, ReadFlashrom, SetActiveProfile, SetProfileConfig, WriteFlashrom,
+};
+
 // ---------------------------------------------------------------------------------------------
 // PCI identity (design.md §6; spec/protocol.md §1)
 // ---------------------------------------------------------------------------------------------
@@ -61,6 +71,9 @@ pub const PCI_REVISION_ID: u8 = ASIC_REVISION;
 /// SLI_INTF for a PF: valid 0b110, if_type 0, family 0xF, SLI rev 4, FT 0. **Inferred** by
 /// spec/protocol.md §1.3 from ocrdma; no public source prints a real value.
 pub const SLI_INTF_PF: u32 = 0xC000_0F40;
+/// SLI_INTF for a VF: valid 0b110, if_type 1 (VF-style, per lpfc's sli4.h), family 0xF, SLI rev
+/// 4, FT 1. **Inferred** by spec/protocol.md §1.3 like the PF value.
+pub const SLI_INTF_VF: u32 = 0xC000_1F41;
 /// ASIC revision byte (ASIC_ID bits 7:0, QUERY_FIRMWARE_CONFIG asic_revision). 0x10 ("B0") is
 /// **assumed** (spec/protocol.md §10: real values unknown).
 pub const ASIC_REVISION: u8 = 0x10;
@@ -82,6 +95,9 @@ pub const BAR0_LEN: u64 = 0x1000;
 /// BAR4 (doorbells) length. **Assumed** 64 KiB: the mailbox at 0x160 plus room for the 4 KiB
 /// RoCE doorbell pages ocrdma uses (spec §2.2), of which the emulator models none.
 pub const BAR4_LEN: u64 = 0x1_0000;
+/// A VF's only BAR (BAR0) length. **Assumed** 8 KiB: the doorbell page (mailbox at 0x160) and,
+/// at `SRIOV_VF_PCICFG_OFFSET` (0x1000, spec §2.1), the 4 KiB pcicfg shadow.
+pub const VF_BAR0_LEN: u64 = 0x2000;
 /// Addresses the emulated BIOS "assigned" to BAR0 and BAR4 (64-bit memory BARs; Skyhawk's use of
 /// BAR0/2/4 suggests 64-bit BARs, an inference). Only what config space reads back; the emulator
 /// never decodes them. BAR2 (RoCE DPP) is not modelled.
@@ -123,6 +139,10 @@ pub const POST_STAGES: [u16; 4] = [0x0000, 0x0001, 0x0002, 0xC000];
 /// image is assumed to be checked after "host ready".
 pub const POST_FAILED_STAGE_INDEX: usize = 2;
 
+/// Longest real-time delay a fault (`slow=…`, `slow-flash=…`) may ask for: one hour. A bound so
+/// a typo cannot hang a host for days; not a hardware fact.
+pub const MAX_FAULT_DELAY: std::time::Duration = std::time::Duration::from_secs(3600);
+
 // ---------------------------------------------------------------------------------------------
 // Doorbell strictness
 // ---------------------------------------------------------------------------------------------
@@ -147,6 +167,12 @@ pub const STATUS_BAD_LENGTH: u16 = 116;
 /// Base status when the header's `domain` names a VF: ILLEGAL_FIELD (3). The emulated PF has no
 /// VFs (num_vfs 0, spec §8 item 6).
 pub const STATUS_NO_SUCH_DOMAIN: u16 = 3;
+/// Additional status of a WRITE_FLASHROM chunk failed by the `flash-fail-at` fault (base FAILED):
+/// 23, MGMT_FLASHROM_SAVE_FAILED from FreeBSD's management status list (spec/protocol.md §3.5,
+/// ufi-firmware.md §3.6). FreeBSD's list shares its numbers with the base statuses; carrying 23
+/// in the additional byte under base FAILED is the emulator's choice, so a host that knows only
+/// Linux's base codes still sees a plain failure.
+pub const ADDL_FLASH_SAVE_FAILED: u8 = 23;
 /// Base status when the SGE buffer of a non-embedded command is not mapped: FAILED (1), and a
 /// [`crate::Event::DmaFault`] is logged. What real firmware does on an IOMMU fault is unknown.
 pub const STATUS_SGE_DMA_FAULT: u16 = 1;
@@ -176,6 +202,25 @@ pub const FLASH_LEN: u64 = 16 << 20;
 
 /// Privilege mask of the PF (GET_FN_PRIVILEGES): every bit be2net names, spec §8 item 6.
 pub const PF_PRIVILEGES: u32 = 0x7FF;
+/// Privilege mask of a VF: DEFAULT (0x1) only, be2net's own default for a VF (spec §5.19). What
+/// real firmware grants a VF depends on the PF's configuration, which is not public.
+pub const VF_PRIVILEGES: u32 = 0x1;
+/// COMMON opcodes a VF may not send: they change or describe the whole adapter. A VF sending
+/// one gets UNAUTHORIZED_REQUEST (5), the status be2net logs as "VF is not privileged to issue
+/// opcode" (spec §3.5; issue 3). GET_ACTIVE_PROFILE is PF-only per spec §5.9 / §7.1 (be2net
+/// sends it on PFs only); that GET_PROFILE_LIST and GET_PROFILE_CONFIG are PF-only too is
+/// **assumed** (be2net sends GET_PROFILE_CONFIG from the PF's SR-IOV setup only, §7.1 step 12; a
+/// VF learns its limits from GET_FUNC_CONFIG, which it keeps); the profile setters and the flash
+/// commands change the adapter. Everything else a VF may send.
+pub const VF_REFUSED_OPCODES: [u8; 7] = [
+    SetActiveProfile::OPCODE,
+    GetActiveProfile::OPCODE,
+    GetProfileList::OPCODE,
+    GetProfileConfig::OPCODE,
+    SetProfileConfig::OPCODE,
+    ReadFlashrom::OPCODE,
+    WriteFlashrom::OPCODE,
+];
 /// GET_PORT_NAME answer: one character per port (spec §8 item 6 "0123").
 pub const PORT_NAMES: [u8; 4] = *b"0123";
 /// Link state of every port: up, 10 Gb/s (spec §8 item 6: speed code 4, link_speed 1000 × 10 Mb/s).

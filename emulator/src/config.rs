@@ -8,9 +8,8 @@
 
 use oce_mailbox::regs::{AsicId, IntCtrl, SliIntf, SoftReset, UeStatus};
 
-use crate::assumptions::{
-    ASIC_ID, BAR_ADDRESSES, BAR0_LEN, BAR4_LEN, ONLINE, PCI_REVISION_ID, SLI_INTF_PF, SUBSYSTEM_ID, SUBSYSTEM_VENDOR_ID,
-};
+use crate::assumptions::{ASIC_ID, BAR_ADDRESSES, ONLINE, PCI_REVISION_ID, SUBSYSTEM_ID, SUBSYSTEM_VENDOR_ID};
+use crate::function::FunctionType;
 
 /// Size of PCIe configuration space in bytes.
 pub const CONFIG_LEN: usize = 4096;
@@ -18,8 +17,6 @@ const DWORDS: usize = CONFIG_LEN / 4;
 
 /// PCI vendor ID of Emulex (spec/protocol.md §1.1, `EMULEX_VENDOR_ID`).
 pub const VENDOR_ID: u16 = 0x10DF;
-/// Skyhawk PF device ID (spec/protocol.md §1.1, `OC_DEVICE_ID5`).
-pub const DEVICE_ID: u16 = 0x0720;
 /// Class code: network controller (0x02), Ethernet (0x00), prog-if 0 (PCI Code and ID
 /// Assignment specification).
 pub const CLASS_ETHERNET: u32 = 0x02_00_00;
@@ -72,14 +69,17 @@ pub(crate) struct ConfigRegisters {
 }
 
 impl ConfigRegisters {
-    /// Configuration space as the emulated firmware presents it after power-on.
-    pub(crate) fn power_on() -> Self {
+    /// Configuration space of `function` as the emulated firmware presents it after power-on.
+    ///
+    /// A VF's BARs really live in its PF's SR-IOV capability; the emulator presents them as
+    /// ordinary BAR registers, which is what a user of the VF through VFIO sees.
+    pub(crate) fn power_on(function: FunctionType) -> Self {
         let mut regs = Self { values: Box::new([0; DWORDS]), writable: Box::new([0; DWORDS]) };
-        regs.set(offsets::ID, (u32::from(DEVICE_ID) << 16) | u32::from(VENDOR_ID), 0);
+        regs.set(offsets::ID, (u32::from(function.device_id()) << 16) | u32::from(VENDOR_ID), 0);
         regs.set(offsets::COMMAND, STATUS_CAP_LIST << 16, COMMAND_WRITABLE);
         regs.set(offsets::CLASS_REV, (CLASS_ETHERNET << 8) | u32::from(PCI_REVISION_ID), 0);
         for (bar, addr) in BAR_ADDRESSES {
-            let len = if bar == 0 { BAR0_LEN } else { BAR4_LEN };
+            let Some(len) = function.bar_len(bar) else { continue };
             let low = offsets::BAR0 + 4 * u16::from(bar);
             let size_mask = !(len - 1);
             regs.set(low, (addr as u32 & size_mask as u32) | BAR_FLAGS_MEM64, size_mask as u32 & !0xF);
@@ -91,7 +91,7 @@ impl ConfigRegisters {
         // PM capability: ID 0x01, next pointer 0 (end of list), PMC.
         regs.set(offsets::PM_CAP, (PMC_VERSION_3 << 16) | 0x01, 0);
         regs.set(offsets::PM_CONTROL, 0, PMCSR_WRITABLE);
-        regs.set(SliIntf::OFFSET, SLI_INTF_PF, 0);
+        regs.set(SliIntf::OFFSET, function.sli_intf(), 0);
         regs.set(SoftReset::OFFSET as u16, 0, 0);
         regs.set(AsicId::OFFSET, ASIC_ID, 0);
         regs.set(UeStatus::LOW_MASK_OFFSET as u16, 0, u32::MAX);
@@ -130,9 +130,11 @@ pub(crate) fn valid_offset(off: u16) -> bool {
 mod tests {
     use super::*;
 
+    use crate::assumptions::{BAR0_LEN, BAR4_LEN, VF_BAR0_LEN};
+
     #[test]
     fn identity_registers() {
-        let r = ConfigRegisters::power_on();
+        let r = ConfigRegisters::power_on(FunctionType::Pf);
         assert_eq!(r.read(offsets::ID), 0x0720_10DF);
         assert_eq!(r.read(offsets::SUBSYSTEM), 0xE702_10DF);
         assert_eq!(r.read(offsets::CLASS_REV) >> 8, 0x02_00_00);
@@ -142,7 +144,7 @@ mod tests {
 
     #[test]
     fn read_only_registers_ignore_writes() {
-        let mut r = ConfigRegisters::power_on();
+        let mut r = ConfigRegisters::power_on(FunctionType::Pf);
         for off in [offsets::ID, offsets::CLASS_REV, offsets::SUBSYSTEM, SliIntf::OFFSET, AsicId::OFFSET] {
             let before = r.read(off);
             r.write(off, !before);
@@ -152,7 +154,7 @@ mod tests {
 
     #[test]
     fn command_register_writes_only_its_implemented_bits() {
-        let mut r = ConfigRegisters::power_on();
+        let mut r = ConfigRegisters::power_on(FunctionType::Pf);
         r.write(offsets::COMMAND, 0xFFFF_FFFF);
         assert_eq!(r.read(offsets::COMMAND), (STATUS_CAP_LIST << 16) | COMMAND_WRITABLE);
         r.write(offsets::COMMAND, 0);
@@ -161,7 +163,7 @@ mod tests {
 
     #[test]
     fn bar_sizing_reads_back_the_size_mask() {
-        let mut r = ConfigRegisters::power_on();
+        let mut r = ConfigRegisters::power_on(FunctionType::Pf);
         r.write(offsets::BAR0, u32::MAX);
         assert_eq!(r.read(offsets::BAR0), !(BAR0_LEN as u32 - 1) | BAR_FLAGS_MEM64);
         r.write(offsets::BAR0 + 16, u32::MAX);
@@ -172,8 +174,19 @@ mod tests {
     }
 
     #[test]
+    fn a_vf_has_its_own_id_sli_intf_and_one_bar() {
+        let mut r = ConfigRegisters::power_on(FunctionType::Vf);
+        assert_eq!(r.read(offsets::ID), 0x0728_10DF);
+        assert_eq!(r.read(SliIntf::OFFSET), 0xC000_1F41);
+        r.write(offsets::BAR0, u32::MAX);
+        assert_eq!(r.read(offsets::BAR0), !(VF_BAR0_LEN as u32 - 1) | BAR_FLAGS_MEM64);
+        r.write(offsets::BAR0 + 16, u32::MAX);
+        assert_eq!(r.read(offsets::BAR0 + 16), 0, "no BAR4");
+    }
+
+    #[test]
     fn int_ctrl_bit_29_is_the_only_writable_bit() {
-        let mut r = ConfigRegisters::power_on();
+        let mut r = ConfigRegisters::power_on(FunctionType::Pf);
         r.write(IntCtrl::OFFSET, u32::MAX);
         assert_eq!(r.read(IntCtrl::OFFSET), IntCtrl::HOSTINTR);
     }

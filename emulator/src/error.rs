@@ -1,6 +1,6 @@
 //! The error type of the emulator: what can go wrong opening, creating or saving a state
-//! directory. Register and command traffic never fails this way: the device answers with status
-//! codes and events, as hardware does.
+//! directory, or reading a fault spec. Register and command traffic never fails this way: the
+//! device answers with status codes and events, as hardware does.
 
 use std::path::PathBuf;
 
@@ -74,6 +74,16 @@ pub enum EmulatorError {
         /// The OS error.
         #[source]
         source: std::io::Error,
+    },
+    /// A fault spec (`ocetool emulator fault set SPEC`) does not parse.
+    #[error("bad fault spec {spec:?}: {part:?} {problem}")]
+    FaultSpec {
+        /// The whole spec.
+        spec: String,
+        /// The part that is wrong.
+        part: String,
+        /// What is wrong with it.
+        problem: String,
     },
     /// Mapping or writing the flash file failed.
     #[error("emulator flash access failed")]

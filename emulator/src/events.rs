@@ -8,6 +8,8 @@ use std::collections::VecDeque;
 
 use oce_mailbox::CompletionStatus;
 
+use crate::faults::FaultSpec;
+
 /// Something the emulated adapter observed or did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -68,6 +70,19 @@ pub enum Event {
     Boot {
         /// The outcome.
         outcome: BootOutcome,
+    },
+    /// A fault fired: `rdy-hang` hung the mailbox, `flash-fail-at` failed a chunk,
+    /// `power-loss-at` cut the power.
+    FaultTriggered {
+        /// The fault, as it was set.
+        fault: FaultSpec,
+    },
+    /// WRITE_FLASHROM committed a section to flash (flash.bin written and flushed).
+    FlashCommitted {
+        /// Flash address of the section.
+        offset: u64,
+        /// Its length in bytes.
+        len: u64,
     },
     /// Saving the state directory failed; the running model carries on in memory.
     StateSaveFailed {

@@ -5,9 +5,10 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::assumptions::{LINK_SPEED_10MBPS, PORT_NAMES, PROFILES};
-use crate::config::{DEVICE_ID, VENDOR_ID};
+use crate::config::VENDOR_ID;
 use crate::events::BootOutcome;
-use crate::faults::Faults;
+use crate::faults::FaultSpec;
+use crate::function::FunctionType;
 use crate::model::Model;
 use crate::profiles::FunctionConfig;
 use crate::state::MacAddress;
@@ -62,6 +63,8 @@ pub struct EmulatorInfo {
     pub vendor_id: u16,
     /// PCI device ID.
     pub device_id: u16,
+    /// PF or VF.
+    pub function: FunctionType,
     /// Model name.
     pub model: String,
     /// Serial number.
@@ -76,8 +79,8 @@ pub struct EmulatorInfo {
     pub function_mode: u32,
     /// The POST semaphore (config 0x94) as it reads now.
     pub semaphore: u32,
-    /// Faults set.
-    pub faults: Faults,
+    /// Faults set, as specs (`ocetool emulator fault list`).
+    pub faults: Vec<FaultSpec>,
 }
 
 impl EmulatorInfo {
@@ -109,7 +112,8 @@ impl EmulatorInfo {
         Self {
             state_dir: model.dir.clone(),
             vendor_id: VENDOR_ID,
-            device_id: DEVICE_ID,
+            device_id: model.function().device_id(),
+            function: model.function(),
             model: state.identity.model.clone(),
             serial: state.identity.serial.clone(),
             ports,
@@ -121,7 +125,7 @@ impl EmulatorInfo {
             profiles,
             function_mode: state.runtime.active.function_mode().0,
             semaphore: model.semaphore(),
-            faults: state.faults.clone(),
+            faults: state.faults.describe(),
         }
     }
 }

@@ -25,6 +25,16 @@ pub(crate) enum AllocRefused {
     Exhausted,
 }
 
+/// A DMA buffer lent to the device by [`IovaTable::take`].
+#[derive(Debug)]
+pub(crate) struct LentBuffer {
+    start: u64,
+    /// Offset of the requested address inside `bytes`.
+    pub(crate) off: usize,
+    /// The whole buffer.
+    pub(crate) bytes: Vec<u8>,
+}
+
 /// The mapped DMA buffers.
 #[derive(Debug)]
 pub(crate) struct IovaTable {
@@ -108,6 +118,20 @@ impl IovaTable {
         }
     }
 
+    /// Lends the device the buffer holding `iova..iova + len` without copying it: the buffer
+    /// leaves the table (so nothing else can reach it) until [`IovaTable::restore`] puts it
+    /// back. Returns it with the offset of `iova` inside it.
+    pub(crate) fn take(&mut self, iova: u64, len: usize) -> Option<LentBuffer> {
+        let (start, off) = self.locate(iova, len)?;
+        let bytes = self.regions.remove(&start)?;
+        Some(LentBuffer { start, off, bytes })
+    }
+
+    /// Puts a lent buffer back at its address.
+    pub(crate) fn restore(&mut self, lent: LentBuffer) {
+        self.regions.insert(lent.start, lent.bytes);
+    }
+
     /// Host access to its own buffer (the `DmaBuffer` side): `off` is relative to the buffer.
     pub(crate) fn buffer(&self, iova: u64) -> Option<&[u8]> {
         self.regions.get(&iova).map(Vec::as_slice)
@@ -150,6 +174,19 @@ mod tests {
         assert!(!t.read(u64::MAX - 2, &mut out));
         assert_eq!(t.buffer_starting_just_above(a & !0xF), Some(a));
         assert_eq!(t.buffer_starting_just_above(a), None);
+    }
+
+    #[test]
+    fn a_lent_buffer_is_unreachable_until_restored() {
+        let mut t = IovaTable::default();
+        let a = t.map(64).unwrap();
+        assert!(t.take(a + 60, 8).is_none(), "the range must fit");
+        let mut lent = t.take(a + 16, 8).unwrap();
+        assert_eq!((lent.off, lent.bytes.len()), (16, 64));
+        assert!(!t.contains(a, 1));
+        lent.bytes[16] = 7;
+        t.restore(lent);
+        assert_eq!(t.buffer(a).unwrap()[16], 7);
     }
 
     #[test]

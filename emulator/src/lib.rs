@@ -1,19 +1,25 @@
-//! A register-level model of an Emulex OneConnect OCe14000 (Skyhawk) NIC physical function.
+//! A register-level model of an Emulex OneConnect OCe14000 (Skyhawk) NIC function: the physical
+//! function, or one of its virtual functions ([`FunctionType`]).
 //!
 //! [`Emulator`] implements [`oce_pci::PciFunction`], so the whole host stack — the bootstrap
 //! mailbox driver, every command, the CLI — runs against it unchanged (design.md §2):
 //!
-//! - **configuration space** ([`config`]): 10df:0720, registers with writable-bit masks, SLI_INTF,
-//!   ASIC_ID, the POST semaphore that walks 0x0000 → 0x0001 → 0x0002 → 0xC000;
-//! - **BAR0** (pcicfg): a memory-mapped view of configuration space with the soft-reset register
-//!   (0x5C) and the UE status/mask registers;
-//! - **BAR4** (doorbells): the bootstrap mailbox doorbell as a state machine with RDY timing
-//!   counted in reads (spec/protocol.md §3.2);
+//! - **configuration space** ([`config`]): 10df:0720 (VF 0728), registers with writable-bit
+//!   masks, SLI_INTF, ASIC_ID, the POST semaphore that walks 0x0000 → 0x0001 → 0x0002 → 0xC000;
+//! - **pcicfg** (PF BAR0, VF BAR0 + 0x1000): a memory-mapped view of configuration space with the
+//!   soft-reset register (0x5C) and the UE status/mask registers;
+//! - **doorbells** (PF BAR4, VF BAR0): the bootstrap mailbox doorbell as a state machine with
+//!   RDY timing counted in reads (spec/protocol.md §3.2);
 //! - **DMA**: every buffer from [`PciFunction::alloc_dma`] is registered in an IOVA table, and the
 //!   emulated firmware reads WRBs and writes responses and completions only through the address
 //!   the host wrote into the doorbell, so a wrong shift or a skipped RDY poll fails as on hardware;
-//! - **firmware**: the signatures, a dispatcher answering the issue-2 commands with consistent
-//!   data, ILLEGAL_REQUEST for everything else;
+//! - **firmware**: the signatures, a dispatcher answering the query, profile and flash commands
+//!   with consistent data, ILLEGAL_REQUEST for everything else;
+//! - **flash**: READ_FLASHROM REPORT, WRITE_FLASHROM SAVE / FLASH with the CRC check, in offset
+//!   and op-type modes; versions derived from the directory on flash; boot from the backup
+//!   section when the active one is corrupt;
+//! - **faults** ([`Faults`], [`FaultSpec`]): POST, UE, RDY, gone, per-command statuses and
+//!   malformed responses, slow commands, flash failures and power loss, persisted until cleared;
 //! - **persistence**: a state directory with `flash.bin` (16 MiB, memory-mapped) and one JSON
 //!   file ([`state`]), created factory-fresh and never reset silently.
 //!
@@ -38,6 +44,7 @@ mod error;
 mod events;
 mod faults;
 mod flash;
+mod function;
 mod handlers;
 mod info;
 mod iova;
@@ -52,12 +59,14 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use oce_mailbox::Clock;
 use oce_pci::{ConfigSpace, PciError, PciFunction, RegisterIo};
 
 pub use dma::EmuDma;
 pub use error::EmulatorError;
 pub use events::{BootOutcome, Event, SignatureKind};
-pub use faults::Faults;
+pub use faults::{CommandEffect, CommandFault, FAULT_NAMES, FaultSpec, Faults, PostFault};
+pub use function::{FunctionType, PF_DEVICE_ID, VF_DEVICE_ID};
 pub use info::{EmulatorInfo, FirmwareInfo, PortInfo, ProfileInfo};
 pub use state::MacAddress;
 pub use timing::Timing;
@@ -74,7 +83,23 @@ pub(crate) fn lock(model: &Mutex<Model>) -> MutexGuard<'_, Model> {
     model.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// An emulated OCe14000 PF. A cheap, cloneable handle: clones share one adapter.
+/// How [`Emulator::create_with`] makes a new adapter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CreateOptions {
+    /// The serial number and MACs derive from it (equal seeds give equal identities).
+    pub seed: u64,
+    /// PF or VF.
+    pub function: FunctionType,
+}
+
+impl Default for CreateOptions {
+    /// A PF with a random seed (a different identity every time).
+    fn default() -> Self {
+        Self { seed: random_seed(), function: FunctionType::Pf }
+    }
+}
+
+/// An emulated OCe14000 function. A cheap, cloneable handle: clones share one adapter.
 #[derive(Clone)]
 pub struct Emulator {
     config: EmuConfig,
@@ -102,19 +127,25 @@ impl Emulator {
             return Err(EmulatorError::NoStateDirectory { dir: dir.to_path_buf() });
         }
         let state = StateFile::load(&dir.join(STATE_FILE))?;
-        let flash = Flash::open(&dir.join(FLASH_FILE))?;
+        let flash = Flash::open(&dir.join(FLASH_FILE), state.runtime.flash_directory_offset)?;
         Ok(Self::from_model(Model::running(dir.to_path_buf(), state, flash)))
     }
 
     /// Creates a factory-fresh adapter in `dir` (made if missing): factory firmware on flash, NIC
     /// profile, POST done. Fails without touching anything if a state file is already there.
     pub fn create(dir: &Path) -> Result<Self, EmulatorError> {
-        Self::create_seeded(dir, random_seed())
+        Self::create_with(dir, CreateOptions::default())
     }
 
     /// [`Emulator::create`] with the serial number and MACs derived from `seed` (reproducible
     /// identities for tests).
     pub fn create_seeded(dir: &Path, seed: u64) -> Result<Self, EmulatorError> {
+        Self::create_with(dir, CreateOptions { seed, function: FunctionType::Pf })
+    }
+
+    /// [`Emulator::create`] with explicit options: the identity seed, and whether the state
+    /// directory models the PF or a VF (persisted in `state.json`).
+    pub fn create_with(dir: &Path, options: CreateOptions) -> Result<Self, EmulatorError> {
         std::fs::create_dir_all(dir).map_err(error::io_err(dir))?;
         for name in [STATE_FILE, FLASH_FILE] {
             let path = dir.join(name);
@@ -124,7 +155,7 @@ impl Emulator {
         }
         let payload = oce_firmware::build::ImageBuilder::new(FACTORY_FIRMWARE_VERSION).build_flash()?;
         let flash = Flash::create(&dir.join(FLASH_FILE), &payload)?;
-        let state = StateFile::factory(seed, &flash.boot_check(None));
+        let state = StateFile::factory(options.seed, options.function, &flash.boot_check());
         // state.json is written last: its presence marks a complete state directory.
         state.save(&dir.join(STATE_FILE))?;
         Ok(Self::from_model(Model::running(dir.to_path_buf(), state, flash)))
@@ -148,6 +179,17 @@ impl Emulator {
     /// The state directory.
     pub fn state_dir(&self) -> PathBuf {
         self.model().dir.clone()
+    }
+
+    /// PF or VF.
+    pub fn function(&self) -> FunctionType {
+        self.model().function()
+    }
+
+    /// Replaces the clock the firmware's real-time delays (`slow`, `slow-flash` faults) are
+    /// measured on: give it the host's `ManualClock` and a test drives them without sleeping.
+    pub fn set_clock(&self, clock: Arc<dyn Clock>) {
+        self.model().clock = clock;
     }
 
     /// Cold boot: the running state is rebuilt (the next-boot profile becomes active, the
@@ -188,9 +230,46 @@ impl Emulator {
 
     /// Replaces the fault set and saves it in the state file.
     pub fn set_faults(&self, faults: Faults) -> Result<(), EmulatorError> {
+        self.update_faults(|f| {
+            *f = faults;
+            Ok(true)
+        })
+        .map(|_| ())
+    }
+
+    /// Sets one fault (replacing one of its kind) and saves it.
+    pub fn set_fault(&self, spec: FaultSpec) -> Result<(), EmulatorError> {
+        self.update_faults(|f| {
+            f.set(spec);
+            Ok(true)
+        })
+        .map(|_| ())
+    }
+
+    /// Clears faults by name ([`Faults::clear`]) and saves; returns whether any was set.
+    pub fn clear_fault(&self, name: &str) -> Result<bool, EmulatorError> {
+        self.update_faults(|f| f.clear(name))
+    }
+
+    /// Clears every fault and saves.
+    pub fn clear_faults(&self) -> Result<(), EmulatorError> {
+        self.set_faults(Faults::default())
+    }
+
+    /// Changes the faults with `change` and saves them when it reports a change; on a failed
+    /// save the old faults stay.
+    fn update_faults(
+        &self,
+        change: impl FnOnce(&mut Faults) -> Result<bool, EmulatorError>,
+    ) -> Result<bool, EmulatorError> {
         let mut model = self.model();
-        model.state.faults = faults;
-        model.save()
+        let before = model.state.faults.clone();
+        let changed = change(&mut model.state.faults)?;
+        if let Err(e) = model.save() {
+            model.state.faults = before;
+            return Err(e);
+        }
+        Ok(changed)
     }
 
     /// A snapshot of the adapter for display (`ocetool emulator show`).
@@ -254,7 +333,7 @@ impl PciFunction for Emulator {
     }
 
     fn map_bar(&self, bar: u8, min_len: u64) -> Result<EmuBar, PciError> {
-        let len = Model::bar_len(bar).ok_or(PciError::NoSuchBar { bar })?;
+        let len = self.function().bar_len(bar).ok_or(PciError::NoSuchBar { bar })?;
         if min_len > len {
             return Err(PciError::BarTooSmall { bar, len, needed: min_len });
         }

@@ -6,15 +6,18 @@
 //! ```json
 //! {
 //!   "schema": 1,
-//!   "identity": { "model": "OCe14102", "serial": "EMU0123456789",
+//!   "identity": { "model": "OCe14102", "serial": "EMU0123456789", "function": "pf",
 //!                 "macs": ["00:00:c9:12:34:50", "00:00:c9:12:34:51"] },
 //!   "nvram":    { "next_profile": 17, "saved": { "17": { <FunctionConfig> }, ... } },
 //!   "runtime":  { "boot": "primary", "running_version": "11.1.172.23", "active_profile": 17,
 //!                 "active": { <FunctionConfig> }, "beacon": [false, false],
 //!                 "flash_directory_offset": 0 },
-//!   "faults":   { "gone": false, "ue_status": [0, 0] }
+//!   "faults":   { "gone": false, "ue_status": [0, 0], ... }
 //! }
 //! ```
+//!
+//! Fields added after schema 1 was first written (`identity.function`, every fault but `gone`
+//! and `ue_status`) have defaults, so older files load unchanged.
 //!
 //! `identity` and `nvram` survive a power cycle; `runtime` is rebuilt at every POST (but persists
 //! across processes: the adapter keeps running between ocetool invocations); `faults` stay until
@@ -37,6 +40,7 @@ use crate::error::{EmulatorError, io_err};
 use crate::events::BootOutcome;
 use crate::faults::Faults;
 use crate::flash::{BootCheck, temp_path};
+use crate::function::FunctionType;
 use crate::profiles::{FunctionConfig, definition, factory_profile};
 
 /// The schema version this build reads and writes.
@@ -99,6 +103,9 @@ pub(crate) struct Identity {
     pub(crate) serial: String,
     /// One permanent MAC per physical port; the port count is their number.
     pub(crate) macs: Vec<MacAddress>,
+    /// PF or VF (absent in files written before VFs existed: a PF).
+    #[serde(default)]
+    pub(crate) function: FunctionType,
 }
 
 /// What survives a power cycle.
@@ -159,9 +166,9 @@ impl Runtime {
 }
 
 impl StateFile {
-    /// A factory-fresh adapter whose serial number and MACs derive from `seed`, right after its
-    /// first POST found `boot`.
-    pub(crate) fn factory(seed: u64, boot: &BootCheck) -> Self {
+    /// A factory-fresh `function` whose serial number and MACs derive from `seed`, right after
+    /// its first POST found `boot`.
+    pub(crate) fn factory(seed: u64, function: FunctionType, boot: &BootCheck) -> Self {
         let serial = format!("{SERIAL_PREFIX}{:010}", seed % 10_000_000_000);
         // Consecutive MACs, the first with its low bits clear so the ports share a prefix.
         let base = ((seed >> 32) as u32 & 0x00FF_FFFF) & !(u32::from(PORT_COUNT).next_power_of_two() - 1);
@@ -178,7 +185,7 @@ impl StateFile {
         let runtime = Runtime::after_post(&nvram, macs.len(), boot);
         Self {
             schema: SCHEMA_VERSION,
-            identity: Identity { model: MODEL.to_owned(), serial, macs },
+            identity: Identity { model: MODEL.to_owned(), serial, macs, function },
             nvram,
             runtime,
             faults: Faults::default(),
@@ -284,7 +291,7 @@ mod tests {
 
     #[test]
     fn factory_identity_follows_the_assumptions() {
-        let s = StateFile::factory(0x1234_5678_9ABC_DEF0, &boot());
+        let s = StateFile::factory(0x1234_5678_9ABC_DEF0, FunctionType::Pf, &boot());
         assert_eq!(s.identity.model, "OCe14102");
         assert!(s.identity.serial.starts_with("EMU") && s.identity.serial.len() == 13);
         assert_eq!(s.identity.macs.len(), 2);
@@ -296,7 +303,7 @@ mod tests {
 
     #[test]
     fn json_round_trip_keeps_everything() {
-        let s = StateFile::factory(7, &boot());
+        let s = StateFile::factory(7, FunctionType::Pf, &boot());
         let text = serde_json::to_string(&s).unwrap();
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(v["schema"], 1);
@@ -306,14 +313,25 @@ mod tests {
     }
 
     #[test]
+    fn files_without_a_function_are_pfs() {
+        let mut v = serde_json::to_value(StateFile::factory(7, FunctionType::Vf, &boot())).unwrap();
+        assert_eq!(v["identity"]["function"], "vf");
+        v["identity"].as_object_mut().unwrap().remove("function");
+        v.as_object_mut().unwrap().remove("faults");
+        let s: StateFile = serde_json::from_value(v).unwrap();
+        assert_eq!(s.identity.function, FunctionType::Pf);
+        assert!(s.faults.is_clear());
+    }
+
+    #[test]
     fn inconsistent_states_are_refused() {
-        let mut s = StateFile::factory(7, &boot());
+        let mut s = StateFile::factory(7, FunctionType::Pf, &boot());
         s.runtime.beacon.push(true);
         assert!(s.check().unwrap_err().contains("beacon"));
-        let mut s = StateFile::factory(7, &boot());
+        let mut s = StateFile::factory(7, FunctionType::Pf, &boot());
         s.nvram.next_profile = 0xEE;
         assert!(s.check().unwrap_err().contains("next_profile"));
-        let mut s = StateFile::factory(7, &boot());
+        let mut s = StateFile::factory(7, FunctionType::Pf, &boot());
         s.nvram.saved.remove(&s.nvram.next_profile.clone());
         assert!(s.check().unwrap_err().contains("saved profiles"));
     }

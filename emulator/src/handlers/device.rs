@@ -11,10 +11,10 @@ use oce_mailbox::header::RequestHeader;
 use oce_mailbox::status::CompletionStatus;
 
 use crate::assumptions::{
-    ASIC_ID, ASIC_REVISION, CONFIG_NUMBER, DESCRIPTION, FUNCTION_CAPS, HBA_MTU, MANUFACTURER, PF_NUM, PF_PRIVILEGES,
-    SUBSYSTEM_ID, SUBSYSTEM_VENDOR_ID,
+    ASIC_ID, ASIC_REVISION, CONFIG_NUMBER, DESCRIPTION, FUNCTION_CAPS, HBA_MTU, MANUFACTURER, PF_NUM, SUBSYSTEM_ID,
+    SUBSYSTEM_VENDOR_ID,
 };
-use crate::config::{DEVICE_ID, VENDOR_ID};
+use crate::config::VENDOR_ID;
 use crate::model::Model;
 
 /// FUNCTION_RESET resets the calling function's firmware state: queues, interfaces and MACs a
@@ -67,7 +67,7 @@ pub(super) fn get_cntl_attributes(
         hba_mtu: std::array::from_fn(|i| if i < ports { HBA_MTU } else { 0 }),
         asic_generation: (ASIC_ID >> 8) as u8,
         pci_vendor_id: VENDOR_ID,
-        pci_device_id: DEVICE_ID,
+        pci_device_id: model.function().device_id(),
         pci_sub_vendor_id: SUBSYSTEM_VENDOR_ID,
         pci_sub_system_id: SUBSYSTEM_ID,
         pci_function_number: PF_NUM,
@@ -97,11 +97,12 @@ pub(super) fn query_firmware_config(
     })
 }
 
-/// GET_FN_PRIVILEGES: the PF holds every privilege (0x7FF, spec/protocol.md §5.19, §8 item 6).
+/// GET_FN_PRIVILEGES: the PF holds every privilege (0x7FF), a VF the default one (0x1)
+/// (spec/protocol.md §5.19, §8 item 6).
 pub(super) fn get_fn_privileges(
-    _: &mut Model,
+    model: &mut Model,
     _: &RequestHeader,
     _: GetFnPrivileges,
 ) -> Result<FnPrivileges, CompletionStatus> {
-    Ok(FnPrivileges(PF_PRIVILEGES))
+    Ok(FnPrivileges(model.function().privileges()))
 }

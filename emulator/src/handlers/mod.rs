@@ -3,9 +3,11 @@
 //! emulator share one codec; nothing is re-encoded by hand here).
 //!
 //! Unknown opcodes and unsupported versions answer ILLEGAL_REQUEST (2), as the real firmware
-//! does (spec/protocol.md §3.5, §8 item 8).
+//! does (spec/protocol.md §3.5, §8 item 8). On a VF, the adapter-wide commands of
+//! [`VF_REFUSED_OPCODES`] answer UNAUTHORIZED_REQUEST (5).
 
 mod device;
+mod flashrom;
 mod port;
 mod profile;
 
@@ -13,13 +15,13 @@ use oce_mailbox::command::{Command, decode_request};
 use oce_mailbox::commands::{
     EnableDisableBeacon, FunctionReset, GetActiveProfile, GetBeaconState, GetCntlAttributes, GetFnPrivileges,
     GetFuncConfig, GetFwVersion, GetMacList, GetPhyDetails, GetPortName, GetProfileConfig, GetProfileList,
-    LinkStatusQuery, QueryFirmwareConfig, SetActiveProfile, SetProfileConfig,
+    LinkStatusQuery, QueryFirmwareConfig, ReadFlashrom, SetActiveProfile, SetProfileConfig, WriteFlashrom,
 };
 use oce_mailbox::header::{HEADER_LEN, RequestHeader, Subsystem};
 use oce_mailbox::status::{BaseStatus, CompletionStatus};
 use oce_mailbox::wire::{Wire, Writer};
 
-use crate::assumptions::{STATUS_BAD_LENGTH, STATUS_NO_SUCH_DOMAIN};
+use crate::assumptions::{STATUS_BAD_LENGTH, STATUS_NO_SUCH_DOMAIN, VF_REFUSED_OPCODES};
 use crate::mailbox::base;
 use crate::model::Model;
 
@@ -39,10 +41,18 @@ pub(crate) fn illegal_field() -> CompletionStatus {
     base(BaseStatus::IllegalField.raw())
 }
 
+/// UNAUTHORIZED_REQUEST: the function may not send this command (a VF, spec/protocol.md §3.5).
+pub(crate) fn unauthorized() -> CompletionStatus {
+    base(BaseStatus::UnauthorizedRequest.raw())
+}
+
 /// Runs the command in `buf` (header already decoded as `hdr`).
 pub(crate) fn dispatch(model: &mut Model, hdr: &RequestHeader, buf: &[u8]) -> Reply {
     if hdr.subsystem != Subsystem::Common {
         return Err(illegal_request());
+    }
+    if model.function().is_vf() && VF_REFUSED_OPCODES.contains(&hdr.opcode) {
+        return Err(unauthorized());
     }
     match hdr.opcode {
         LinkStatusQuery::OPCODE => run(model, hdr, buf, port::link_status_query),
@@ -62,6 +72,8 @@ pub(crate) fn dispatch(model: &mut Model, hdr: &RequestHeader, buf: &[u8]) -> Re
         GetActiveProfile::OPCODE => run(model, hdr, buf, profile::get_active_profile),
         SetActiveProfile::OPCODE => run(model, hdr, buf, profile::set_active_profile),
         GetFnPrivileges::OPCODE => run(model, hdr, buf, device::get_fn_privileges),
+        ReadFlashrom::OPCODE => run(model, hdr, buf, flashrom::read_flashrom),
+        WriteFlashrom::OPCODE => flashrom::write_flashrom(model, hdr, buf),
         _ => Err(illegal_request()),
     }
 }
@@ -69,14 +81,20 @@ pub(crate) fn dispatch(model: &mut Model, hdr: &RequestHeader, buf: &[u8]) -> Re
 /// A handler for command `C`.
 type Handler<C> = fn(&mut Model, &RequestHeader, C) -> Result<<C as Command>::Response, CompletionStatus>;
 
-/// Checks the version and domain, decodes `C`'s request, runs `handler`, encodes the response.
-fn run<C: Command>(model: &mut Model, hdr: &RequestHeader, buf: &[u8], handler: Handler<C>) -> Reply {
+/// Checks that `hdr` asks for the version of `C` the firmware implements, for this function.
+fn check_header<C: Command>(hdr: &RequestHeader) -> Result<(), CompletionStatus> {
     if hdr.version != C::VERSION {
         return Err(illegal_request());
     }
     if hdr.domain != 0 {
         return Err(base(STATUS_NO_SUCH_DOMAIN));
     }
+    Ok(())
+}
+
+/// Checks the header, decodes `C`'s request, runs `handler`, encodes the response.
+fn run<C: Command>(model: &mut Model, hdr: &RequestHeader, buf: &[u8], handler: Handler<C>) -> Reply {
+    check_header::<C>(hdr)?;
     let (_, request) = decode_request::<C>(buf).map_err(|_| base(STATUS_BAD_LENGTH))?;
     let response = handler(model, hdr, request)?;
     encode_body(&response)

@@ -3,7 +3,8 @@
 #![allow(dead_code)]
 
 use oce_emulator::{Emulator, Event};
-use oce_mailbox::regs::{MailboxDoorbell, bars};
+use oce_mailbox::regs::MailboxDoorbell;
+use oce_mailbox::regs::bars::{self, BarLayout};
 use oce_pci::{DmaBuffer, PciFunction, RegisterIo};
 
 /// A factory-fresh emulator in its own temporary directory (kept alive by the returned guard).
@@ -13,14 +14,14 @@ pub fn fresh() -> (tempfile::TempDir, Emulator) {
     (dir, emu)
 }
 
-/// The doorbell BAR.
+/// The doorbell BAR of a PF.
 pub fn db(emu: &Emulator) -> <Emulator as PciFunction>::Bar {
-    emu.map_bar(bars::DOORBELL, bars::DOORBELL_MIN_LEN).unwrap()
+    emu.map_bar(BarLayout::PF.doorbell, bars::DOORBELL_MIN_LEN).unwrap()
 }
 
-/// The pcicfg BAR.
+/// The pcicfg BAR of a PF (the shadow starts at offset 0).
 pub fn pcicfg(emu: &Emulator) -> <Emulator as PciFunction>::Bar {
-    emu.map_bar(bars::PCICFG, bars::PCICFG_MIN_LEN).unwrap()
+    emu.map_bar(BarLayout::PF.pcicfg, BarLayout::PF.pcicfg_min_len()).unwrap()
 }
 
 /// Reads the mailbox doorbell.

@@ -1,24 +1,29 @@
 //! The adapter model: every register access and every state change goes through [`Model`]'s
 //! `&mut self` methods (the vm-superio shape); [`crate::Emulator`] shares one `Model` behind a
-//! mutex.
+//! mutex. The mailbox doorbell register, with its faults and delayed completions, is in
+//! [`mailbox_register`].
+
+mod mailbox_register;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use oce_firmware::dir::FlashDirectory;
 use oce_mailbox::regs::{MailboxDoorbell, Semaphore, SoftReset, UeStatus};
-use oce_mailbox::wrb::MAILBOX_LEN;
+use oce_mailbox::{Clock, SystemClock};
 
-use crate::assumptions::{BAR0_LEN, BAR4_LEN};
-use crate::config::{ConfigRegisters, valid_offset};
-use crate::doorbell::{DoorbellRead, DoorbellWrite, MailboxDoorbellState};
+use crate::config::ConfigRegisters;
+use crate::doorbell::MailboxDoorbellState;
 use crate::error::EmulatorError;
 use crate::events::{Event, EventLog};
-use crate::flash::Flash;
+use crate::flash::{Flash, Staging};
+use crate::function::{BarRegister, FunctionType};
 use crate::iova::IovaTable;
-use crate::mailbox;
 use crate::post::PostWalk;
 use crate::state::{Runtime, STATE_FILE, StateFile};
 use crate::timing::Timing;
+
+pub(crate) use mailbox_register::PendingCompletion;
 
 /// Doorbells other than the mailbox that the emulator accepts and ignores: TX (0x60), RQ (0x100),
 /// EQ/CQ (0x120), MCCQ (0x140) (spec/protocol.md §2.2). No queues are modelled (issue 2 needs
@@ -31,11 +36,17 @@ pub(crate) struct Model {
     pub(crate) dir: PathBuf,
     pub(crate) state: StateFile,
     pub(crate) flash: Flash,
+    /// The section WRITE_FLASHROM is staging (firmware RAM: lost at reset and power loss).
+    pub(crate) staging: Staging,
     pub(crate) iova: IovaTable,
     pub(crate) events: EventLog,
+    /// Real time, for the delays faults ask for (`slow=…`, `slow-flash=…`).
+    pub(crate) clock: Arc<dyn Clock>,
     config: ConfigRegisters,
     post: PostWalk,
     doorbell: MailboxDoorbellState,
+    /// A completion the firmware holds back until its time has come.
+    pending: Option<PendingCompletion>,
     timing: Timing,
 }
 
@@ -46,12 +57,15 @@ impl Model {
         Self {
             dir,
             post: PostWalk::finished(state.runtime.boot),
+            config: ConfigRegisters::power_on(state.identity.function),
             state,
             flash,
+            staging: Staging::default(),
             iova: IovaTable::default(),
             events: EventLog::default(),
-            config: ConfigRegisters::power_on(),
+            clock: Arc::new(SystemClock),
             doorbell: MailboxDoorbellState::new(timing),
+            pending: None,
             timing,
         }
     }
@@ -66,7 +80,11 @@ impl Model {
 
     pub(crate) fn set_timing(&mut self, timing: Timing) {
         self.timing = timing;
-        self.doorbell.timing = timing;
+    }
+
+    /// PF or VF.
+    pub(crate) fn function(&self) -> FunctionType {
+        self.state.identity.function
     }
 
     /// Writes the state file.
@@ -81,11 +99,21 @@ impl Model {
         }
     }
 
-    fn gone(&self) -> bool {
-        self.state.faults.gone
+    /// True when the adapter does not answer at all (faults `gone`, `power-lost`).
+    pub(crate) fn gone(&self) -> bool {
+        self.state.faults.unreachable()
     }
 
-    // --- configuration space (and BAR0, its memory-mapped view) ------------------------------
+    /// The adapter loses power now: it stops answering until the next power cycle, and what
+    /// the firmware held in RAM (a staged flash section, a pending completion) is lost.
+    pub(crate) fn lose_power(&mut self) {
+        self.state.faults.power_lost = true;
+        self.staging.clear();
+        self.pending = None;
+        self.save_or_log();
+    }
+
+    // --- configuration space (and the pcicfg BAR, its memory-mapped view) -------------------
 
     /// A config-space read at a checked, aligned offset.
     pub(crate) fn config_read(&mut self, off: u16) -> u32 {
@@ -93,7 +121,7 @@ impl Model {
             return u32::MAX;
         }
         match off {
-            Semaphore::OFFSET => self.post.read(),
+            Semaphore::OFFSET => self.post.read(self.state.faults.post),
             o if u32::from(o) == UeStatus::LOW_OFFSET => self.state.faults.ue_status[0],
             o if u32::from(o) == UeStatus::HIGH_OFFSET => self.state.faults.ue_status[1],
             o => self.config.read(o),
@@ -117,81 +145,32 @@ impl Model {
 
     // --- BARs --------------------------------------------------------------------------------
 
-    /// Length of memory BAR `bar`, if the function has it.
-    pub(crate) fn bar_len(bar: u8) -> Option<u64> {
-        match bar {
-            0 => Some(BAR0_LEN),
-            4 => Some(BAR4_LEN),
-            _ => None,
-        }
-    }
-
     /// A 32-bit read of `bar` at `off`. Outside the BAR, or unaligned: all ones (no device
     /// claims the address).
     pub(crate) fn bar_read(&mut self, bar: u8, off: u32) -> u32 {
-        if self.gone() || !Self::bar_offset_ok(bar, off) {
+        if self.gone() {
             return u32::MAX;
         }
-        match (bar, off) {
-            (0, o) => self.config_read(o as u16),
-            (_, MailboxDoorbell::OFFSET) => self.doorbell_read(),
+        match self.function().decode(bar, off) {
+            None => u32::MAX,
+            Some(BarRegister::Pcicfg(o)) => self.config_read(o),
+            Some(BarRegister::Doorbell(MailboxDoorbell::OFFSET)) => self.doorbell_read(),
             // Write-only doorbells read as zero.
-            _ => 0,
+            Some(BarRegister::Doorbell(_)) => 0,
         }
     }
 
     /// A 32-bit write to `bar` at `off`. Outside the BAR, or unaligned: dropped.
     pub(crate) fn bar_write(&mut self, bar: u8, off: u32, value: u32) {
-        if self.gone() || !Self::bar_offset_ok(bar, off) {
+        if self.gone() {
             return;
         }
-        match (bar, off) {
-            (0, o) => self.config_write(o as u16, value),
-            (_, MailboxDoorbell::OFFSET) => self.doorbell_write(value),
-            (_, o) if IGNORED_DOORBELLS.contains(&o) => {}
-            // Any other offset is a register the model does not have: the write is dropped.
+        match self.function().decode(bar, off) {
+            Some(BarRegister::Pcicfg(o)) => self.config_write(o, value),
+            Some(BarRegister::Doorbell(MailboxDoorbell::OFFSET)) => self.doorbell_write(value),
+            Some(BarRegister::Doorbell(o)) if IGNORED_DOORBELLS.contains(&o) => {}
+            // Outside the BAR, or a register the model does not have: the write is dropped.
             _ => {}
-        }
-    }
-
-    fn bar_offset_ok(bar: u8, off: u32) -> bool {
-        let Some(len) = Self::bar_len(bar) else { return false };
-        off.is_multiple_of(4) && u64::from(off) + 4 <= len && (bar != 0 || valid_offset(off as u16))
-    }
-
-    // --- the mailbox doorbell ----------------------------------------------------------------
-
-    fn doorbell_read(&mut self) -> u32 {
-        if !self.post.is_ready() {
-            return 0;
-        }
-        match self.doorbell.read() {
-            DoorbellRead::Rdy(ready) => u32::from(ready) * MailboxDoorbell::RDY,
-            DoorbellRead::Execute { address } => {
-                mailbox::execute(self, address);
-                MailboxDoorbell::RDY
-            }
-        }
-    }
-
-    fn doorbell_write(&mut self, value: u32) {
-        if !self.post.is_ready() {
-            self.log(Event::WriteBeforePost { value });
-            return;
-        }
-        match self.doorbell.write(value) {
-            Err(event) => self.log(event),
-            Ok(DoorbellWrite::High) => {}
-            Ok(DoorbellWrite::Low { address }) => {
-                if !self.iova.contains(address, MAILBOX_LEN)
-                    && let Some(start) = self.iova.buffer_starting_just_above(address)
-                {
-                    self.log(Event::UnalignedMailbox { address: start });
-                    return;
-                }
-                // An address that maps nowhere faults when the firmware fetches the WRB.
-                self.doorbell.start(address);
-            }
         }
     }
 
@@ -204,21 +183,25 @@ impl Model {
         self.save_or_log();
     }
 
-    /// Cold boot: config space back to power-on values, then POST.
+    /// Cold boot: power back, config space back to power-on values, then POST.
     pub(crate) fn power_cycle(&mut self) -> Result<(), EmulatorError> {
         self.log(Event::PowerCycle);
-        self.config = ConfigRegisters::power_on();
+        self.state.faults.power_lost = false;
+        self.config = ConfigRegisters::power_on(self.function());
         self.boot();
         self.save()
     }
 
     /// POST: check the flash, rebuild the running state (the next profile becomes active, the
-    /// booted section's version runs) and restart the semaphore walk. The caller saves.
+    /// booted section's version runs) and restart the semaphore walk. What the firmware held in
+    /// RAM is lost. The caller saves.
     fn boot(&mut self) {
-        let check = self.flash.boot_check(self.state.runtime.flash_directory_offset);
+        let check = self.flash.boot_check();
         self.state.runtime = Runtime::after_post(&self.state.nvram, self.state.identity.macs.len(), &check);
         self.post = PostWalk::start(check.outcome, self.timing.post_reads_per_stage);
         self.doorbell.reset();
+        self.pending = None;
+        self.staging.clear();
         self.log(Event::Boot { outcome: check.outcome });
     }
 
@@ -229,7 +212,7 @@ impl Model {
 
     /// The flash directory now on flash.
     pub(crate) fn flash_directory(&self) -> Option<FlashDirectory> {
-        self.flash.directory(self.state.runtime.flash_directory_offset).map(|found| found.directory)
+        self.flash.directory().map(|found| found.directory)
     }
 
     /// What is on flash now: `ver_data` of the 0xA0 entry.
@@ -239,6 +222,11 @@ impl Model {
 
     /// The semaphore value now, without moving the POST walk.
     pub(crate) fn semaphore(&self) -> u32 {
-        self.post.value()
+        self.post.value(self.state.faults.post)
+    }
+
+    /// True when POST is over and the firmware accepts mailbox commands.
+    fn post_ready(&self) -> bool {
+        self.post.is_ready(self.state.faults.post)
     }
 }

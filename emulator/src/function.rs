@@ -1,0 +1,140 @@
+//! The function personality: whether a state directory models the adapter's physical function
+//! (PF) or one of its virtual functions (VF), and everything that differs between the two — PCI
+//! device ID, SLI_INTF, the BAR map, privileges (spec/protocol.md §1.1, §1.3, §2.1, §5.19).
+//!
+//! | | PF | VF |
+//! |---|---|---|
+//! | device ID | 0x0720 (`OC_DEVICE_ID5`) | 0x0728 (`OC_DEVICE_ID6`) |
+//! | SLI_INTF | 0xC0000F40 | 0xC0001F41 (if_type 1, FT 1) |
+//! | doorbell BAR | BAR4 | BAR0 (mailbox at BAR0 + 0x160) |
+//! | pcicfg shadow | BAR0 | BAR0 + 0x1000 (`SRIOV_VF_PCICFG_OFFSET`) |
+//! | GET_FN_PRIVILEGES | 0x7FF | 0x1 |
+//!
+//! Profile, flash and other adapter-wide commands answer UNAUTHORIZED_REQUEST on a VF
+//! ([`crate::assumptions::VF_REFUSED_OPCODES`]).
+
+use oce_mailbox::regs::bars::VF_PCICFG_OFFSET;
+use serde::{Deserialize, Serialize};
+
+use crate::assumptions::{BAR0_LEN, BAR4_LEN, PF_PRIVILEGES, SLI_INTF_PF, SLI_INTF_VF, VF_BAR0_LEN, VF_PRIVILEGES};
+
+/// Skyhawk PF device ID (spec/protocol.md §1.1).
+#[doc(alias = "OC_DEVICE_ID5")]
+pub const PF_DEVICE_ID: u16 = 0x0720;
+/// Skyhawk VF device ID (spec/protocol.md §1.1).
+#[doc(alias = "OC_DEVICE_ID6")]
+pub const VF_DEVICE_ID: u16 = 0x0728;
+
+/// Which function of the adapter a state directory models.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FunctionType {
+    /// The physical function (10df:0720): every command, BAR0 pcicfg + BAR4 doorbells.
+    #[default]
+    Pf,
+    /// A virtual function (10df:0728): one BAR, default privileges only.
+    Vf,
+}
+
+/// What a BAR offset reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BarRegister {
+    /// The pcicfg shadow, at this configuration-space offset.
+    Pcicfg(u16),
+    /// The doorbell page, at this offset from the doorbell BAR's start.
+    Doorbell(u32),
+}
+
+impl FunctionType {
+    /// True for a virtual function.
+    pub fn is_vf(self) -> bool {
+        self == Self::Vf
+    }
+
+    /// PCI device ID (config 0x00 bits 31:16).
+    pub fn device_id(self) -> u16 {
+        match self {
+            Self::Pf => PF_DEVICE_ID,
+            Self::Vf => VF_DEVICE_ID,
+        }
+    }
+
+    /// SLI_INTF (config 0x58).
+    pub fn sli_intf(self) -> u32 {
+        match self {
+            Self::Pf => SLI_INTF_PF,
+            Self::Vf => SLI_INTF_VF,
+        }
+    }
+
+    /// GET_FN_PRIVILEGES mask.
+    pub fn privileges(self) -> u32 {
+        match self {
+            Self::Pf => PF_PRIVILEGES,
+            Self::Vf => VF_PRIVILEGES,
+        }
+    }
+
+    /// `"pf"` or `"vf"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Pf => "pf",
+            Self::Vf => "vf",
+        }
+    }
+
+    /// The memory BARs the function has, with their lengths.
+    pub(crate) fn bars(self) -> &'static [(u8, u64)] {
+        match self {
+            Self::Pf => &[(0, BAR0_LEN), (4, BAR4_LEN)],
+            Self::Vf => &[(0, VF_BAR0_LEN)],
+        }
+    }
+
+    /// Length of memory BAR `bar`, if the function has it.
+    pub(crate) fn bar_len(self, bar: u8) -> Option<u64> {
+        self.bars().iter().find(|(b, _)| *b == bar).map(|&(_, len)| len)
+    }
+
+    /// What a 32-bit access to `bar` at `off` reaches: `None` outside the BAR, unaligned, or in a
+    /// part of the BAR the model does not decode (reads all ones, writes dropped).
+    pub(crate) fn decode(self, bar: u8, off: u32) -> Option<BarRegister> {
+        let len = self.bar_len(bar)?;
+        if !off.is_multiple_of(4) || u64::from(off) + 4 > len {
+            return None;
+        }
+        let pcicfg = |o: u32| u16::try_from(o).ok().map(BarRegister::Pcicfg);
+        match (self, bar) {
+            (Self::Pf, 0) => pcicfg(off),
+            (Self::Pf, _) => Some(BarRegister::Doorbell(off)),
+            (Self::Vf, _) if off < VF_PCICFG_OFFSET => Some(BarRegister::Doorbell(off)),
+            (Self::Vf, _) => off.checked_sub(VF_PCICFG_OFFSET).and_then(pcicfg),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pf_map() {
+        let pf = FunctionType::Pf;
+        assert_eq!(pf.decode(0, 0x58), Some(BarRegister::Pcicfg(0x58)));
+        assert_eq!(pf.decode(4, 0x160), Some(BarRegister::Doorbell(0x160)));
+        assert_eq!(pf.decode(0, 0x1000), None);
+        assert_eq!(pf.decode(2, 0), None);
+        assert_eq!(pf.decode(4, 0x162), None);
+    }
+
+    #[test]
+    fn vf_map() {
+        let vf = FunctionType::Vf;
+        assert_eq!(vf.decode(0, 0x160), Some(BarRegister::Doorbell(0x160)));
+        assert_eq!(vf.decode(0, 0x1058), Some(BarRegister::Pcicfg(0x58)));
+        assert_eq!(vf.decode(0, 0x1FFC), Some(BarRegister::Pcicfg(0xFFC)));
+        assert_eq!(vf.decode(0, 0x2000), None);
+        assert_eq!(vf.decode(4, 0x160), None, "a VF has no BAR4");
+        assert_eq!((vf.device_id(), vf.sli_intf(), vf.privileges()), (0x0728, 0xC000_1F41, 0x1));
+    }
+}

@@ -1,0 +1,177 @@
+//! Flash commands: READ_FLASHROM (6) REPORT and WRITE_FLASHROM (7) SAVE / FLASH
+//! (ufi-firmware.md §2.8, §3; design.md §6 "Flash", "CRC"). The staging rules are in
+//! [`crate::flash::Staging`]; the statuses chosen where the spec is silent are in
+//! [`crate::assumptions`].
+//!
+//! | request | answer |
+//! |---|---|
+//! | REPORT, op type 7 | the 4 bytes at flash address `offset` |
+//! | REPORT, op type T | the 4 bytes at `offset` inside T's region of the directory on flash |
+//! | SAVE | the chunk is staged (nothing touches flash) |
+//! | FLASH | the chunk is staged, the section's CRC trailer is checked, then the section is written to flash.bin and flushed |
+//! | CRC mismatch at FLASH | FAILED / 0x4D; flash untouched, staging dropped |
+//! | out-of-order chunk, chunk outside flash or region, unknown op code or region, FLASH with nothing staged | ILLEGAL_FIELD; staging dropped |
+//! | op type 7 with the `no-offset-mode` fault | ILLEGAL_FIELD |
+
+use oce_firmware::crc;
+use oce_mailbox::commands::{FlashCrc, FlashOpType, FlashromOp, ReadFlashrom, WriteFlashrom};
+use oce_mailbox::header::{HEADER_LEN, RequestHeader};
+use oce_mailbox::status::{AdditionalStatus, BaseStatus, CompletionStatus};
+use oce_mailbox::wire::{Reader, Wire};
+
+use super::{Reply, check_header, illegal_field};
+use crate::assumptions::{ADDL_FLASH_SAVE_FAILED, STATUS_BAD_LENGTH};
+use crate::events::Event;
+use crate::faults::FaultSpec;
+use crate::flash::Chunk;
+use crate::mailbox::base;
+use crate::model::Model;
+
+/// READ_FLASHROM REPORT: the CRC trailer stored at the end of a region, read back from flash
+/// (the emulator returns stored bytes; it does not recompute anything, design.md §6).
+pub(super) fn read_flashrom(
+    model: &mut Model,
+    _: &RequestHeader,
+    req: ReadFlashrom,
+) -> Result<FlashCrc, CompletionStatus> {
+    if req.op_code != FlashromOp::Report || req.data_buf_size != crc::TRAILER_LEN as u32 {
+        return Err(illegal_field());
+    }
+    let address = match req.op_type {
+        FlashOpType::OffsetSpecified if model.state.faults.no_offset_mode => return Err(illegal_field()),
+        FlashOpType::OffsetSpecified => u64::from(req.offset),
+        op_type => {
+            let (start, size) = model.flash.region(op_type.raw()).ok_or_else(illegal_field)?;
+            if u64::from(req.offset) + crc::TRAILER_LEN as u64 > size {
+                return Err(illegal_field());
+            }
+            start + u64::from(req.offset)
+        }
+    };
+    let bytes = model.flash.read(address, crc::TRAILER_LEN).ok_or_else(illegal_field)?;
+    let mut trailer = [0u8; crc::TRAILER_LEN];
+    trailer.copy_from_slice(bytes);
+    Ok(FlashCrc(trailer))
+}
+
+/// WRITE_FLASHROM: one chunk of a section. The request is read in place — its parameter block
+/// (`flashrom_params` @16, the layout READ_FLASHROM shares, ufi-firmware.md §3.2) through the
+/// shared codec, the chunk as a slice of the host's buffer — so the chunk is copied once, into
+/// the staging buffer.
+pub(super) fn write_flashrom(model: &mut Model, hdr: &RequestHeader, buf: &[u8]) -> Reply {
+    check_header::<WriteFlashrom<'static>>(hdr)?;
+    chunk_faults(model)?;
+    let params = ReadFlashrom::decode(&mut Reader::at(buf, HEADER_LEN)).map_err(|_| base(STATUS_BAD_LENGTH))?;
+    let len = params.data_buf_size as usize;
+    if len > WriteFlashrom::CHUNK {
+        model.staging.clear();
+        return Err(illegal_field());
+    }
+    // The chunk must lie inside the request the header declares.
+    let declared = HEADER_LEN.saturating_add(hdr.request_length as usize).min(buf.len());
+    let data = buf
+        .get(WriteFlashrom::DATA_OFFSET..WriteFlashrom::DATA_OFFSET + len)
+        .filter(|_| WriteFlashrom::DATA_OFFSET + len <= declared);
+    let Some(data) = data else { return Err(base(STATUS_BAD_LENGTH)) };
+    let at = match params.op_type {
+        FlashOpType::OffsetSpecified if model.state.faults.no_offset_mode => return Err(illegal_field()),
+        FlashOpType::OffsetSpecified => Chunk::Offset(u64::from(params.offset)),
+        op_type => Chunk::OpType(op_type.raw()),
+    };
+    let commit = match params.op_code {
+        FlashromOp::Save => false,
+        FlashromOp::Flash => true,
+        _ => {
+            model.staging.clear();
+            return Err(illegal_field());
+        }
+    };
+    let flash = &model.flash;
+    model.staging.stage(at, data, |op_type| flash.region(op_type)).map_err(|_| illegal_field())?;
+    if commit {
+        commit_section(model)?;
+    }
+    Ok(Vec::new())
+}
+
+/// The FLASH op: checks the staged section's CRC trailer (design.md §6), then writes it to
+/// flash and flushes it before answering. The staging is dropped either way.
+fn commit_section(model: &mut Model) -> Result<(), CompletionStatus> {
+    enum Outcome {
+        Written { offset: usize, len: usize },
+        Refused,
+        CrcMismatch,
+        WriteFailed(String),
+    }
+    let outcome = match model.staging.section() {
+        Err(_) => Outcome::Refused,
+        Ok((start, section)) if crc::check_section(section).is_some_and(|c| c.is_ok()) => {
+            match model.flash.write(start, section) {
+                Ok(()) => Outcome::Written { offset: start, len: section.len() },
+                Err(e) => Outcome::WriteFailed(e.to_string()),
+            }
+        }
+        Ok(_) => Outcome::CrcMismatch,
+    };
+    model.staging.clear();
+    match outcome {
+        Outcome::Written { offset, len } => {
+            model.log(Event::FlashCommitted { offset: offset as u64, len: len as u64 });
+            Ok(())
+        }
+        Outcome::Refused => Err(illegal_field()),
+        Outcome::CrcMismatch => Err(failed(AdditionalStatus::FlashImageCrcMismatch)),
+        Outcome::WriteFailed(message) => {
+            model.log(Event::StateSaveFailed { message });
+            Err(failed(AdditionalStatus::None))
+        }
+    }
+}
+
+/// FAILED (1) with `additional`: how the emulated firmware reports every flash failure.
+fn failed(additional: AdditionalStatus) -> CompletionStatus {
+    CompletionStatus::new(BaseStatus::Failed, additional)
+}
+
+/// The chunk-counting flash faults, checked for every WRITE_FLASHROM the firmware receives:
+/// `power-loss-at` (the adapter dies now, the chunk is lost) and `flash-fail-at` (the chunk fails
+/// with MGMT_FLASHROM_SAVE_FAILED and stages nothing). Their countdowns are saved as they move.
+fn chunk_faults(model: &mut Model) -> Result<(), CompletionStatus> {
+    let faults = &mut model.state.faults;
+    if faults.power_loss_at.is_none() && faults.flash_fail_at.is_none() {
+        return Ok(());
+    }
+    let mut fired = None;
+    if let Some(n) = faults.power_loss_at {
+        faults.power_loss_at = n.checked_sub(1).filter(|&left| left > 0);
+        if n <= 1 {
+            fired = Some(FaultSpec::PowerLossAt { chunk: n });
+        }
+    }
+    if let Some(n) = faults.flash_fail_at
+        && fired.is_none()
+    {
+        // It stays at 1: every chunk from the N-th on fails until the fault is cleared.
+        faults.flash_fail_at = Some(n.saturating_sub(1).max(1));
+        if n <= 1 {
+            fired = Some(FaultSpec::FlashFailAt { chunk: n });
+        }
+    }
+    match fired {
+        Some(fault @ FaultSpec::PowerLossAt { .. }) => {
+            model.log(Event::FaultTriggered { fault });
+            model.lose_power();
+            Err(failed(AdditionalStatus::None))
+        }
+        Some(fault) => {
+            model.log(Event::FaultTriggered { fault });
+            model.staging.clear();
+            model.save_or_log();
+            Err(failed(AdditionalStatus::from_raw(ADDL_FLASH_SAVE_FAILED)))
+        }
+        None => {
+            model.save_or_log();
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,4 @@
+//! `ocetool fw inspect|update|build`: firmware images (`.ufi`).
+
+pub mod build;
+pub mod inspect;

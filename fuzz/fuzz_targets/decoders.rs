@@ -1,0 +1,52 @@
+//! Every command's response (and request) decoder on arbitrary bytes: the first byte picks the
+//! command, the rest is the command buffer as the device left it. A decoder may reject the bytes;
+//! it must never panic, read out of bounds or allocate by an unchecked device-supplied length.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use oce_mailbox::Command;
+use oce_mailbox::command::{decode_request, decode_response};
+use oce_mailbox::commands::*;
+use oce_mailbox::wrb::{Completion, Wrb};
+use oce_mailbox::{Reader, Wire};
+
+fn both<C: Command>(buf: &[u8]) {
+    let _ = decode_response::<C>(buf);
+    let _ = decode_request::<C>(buf);
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&pick, buf)) = data.split_first() else { return };
+    match pick % 24 {
+        0 => both::<GetFwVersion>(buf),
+        1 => both::<GetCntlAttributes>(buf),
+        2 => both::<QueryFirmwareConfig>(buf),
+        3 => both::<GetFuncConfig>(buf),
+        4 => both::<GetMacList>(buf),
+        5 => both::<GetPortName>(buf),
+        6 => both::<LinkStatusQuery>(buf),
+        7 => both::<GetPhyDetails>(buf),
+        8 => both::<GetFnPrivileges>(buf),
+        9 => both::<GetActiveProfile>(buf),
+        10 => both::<GetProfileList>(buf),
+        11 => both::<GetProfileConfig>(buf),
+        12 => both::<GetBeaconState>(buf),
+        13 => both::<EnableDisableBeacon>(buf),
+        14 => both::<SetActiveProfile>(buf),
+        15 => both::<SetProfileConfig>(buf),
+        16 => both::<ReadFlashrom>(buf),
+        17 => both::<WriteFlashrom<'static>>(buf),
+        18 => both::<WriteObject>(buf),
+        19 => both::<ReadObject>(buf),
+        20 => both::<FunctionReset>(buf),
+        21 => {
+            let _ = Wrb::decode(&mut Reader::new(buf));
+        }
+        22 => {
+            let _ = Completion::decode(&mut Reader::new(buf));
+        }
+        _ => {
+            let _ = oce_mailbox::header::ResponseHeader::decode(&mut Reader::new(buf));
+        }
+    }
+});

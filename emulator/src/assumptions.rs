@@ -47,6 +47,17 @@
 //!   targets the active profile; NOSV changes only the running configuration; without NOSV the
 //!   change is saved, and applied now too when IMM is set and the profile runs; SR-IOV
 //!   (`num_vfs` > 0) is refused.
+//! - **Faults** (`faults`, set from tests or `ocetool emulator fault`): a POST fault shows at
+//!   once on a running adapter (the walk sits at the faulty stage) and, cleared, the walk goes
+//!   on to 0xC000; `rdy-hang` hangs the mailbox at the next doorbell write (the write is lost)
+//!   and then persists as `rdy-never`; `rdy-after=N` replaces both read-counted busy periods; a
+//!   forced status skips the handler (no state change, `response_length` 0); `truncate` keeps
+//!   the real `actual_response_length` and leaves the buffer past the cut as it was;
+//!   `response-length` changes only that header field; a `slow` command (and every chunk under
+//!   `slow-flash`) runs when its read-counted busy period ends — state changes are saved then —
+//!   but its completion entry is written, and RDY reads 1, only when the delay has passed on the
+//!   emulator's clock. A chip reset or power cycle drops a held completion; clearing the fault
+//!   does not. Faults match a command by subsystem and opcode, any version.
 //! - **Flash** (`flash`): erased flash reads 0xFF; the factory image is `oce-firmware`'s small
 //!   layout, every section carrying the factory version in `ver_data`; the CRC model is
 //!   `oce_firmware::crc` (design.md §6).

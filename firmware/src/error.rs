@@ -1,12 +1,13 @@
 //! The error type of the firmware crate: why an image cannot be parsed, built or flashed.
 
-use oce_mailbox::WireError;
+use oce_mailbox::{CompletionStatus, MailboxError, WireError};
 use oce_pci::PciError;
 
 use crate::compat::Incompatibility;
 use crate::dir::ImageType;
+use crate::flash::SectionRef;
 
-/// What can go wrong reading, checking or building a firmware image.
+/// What can go wrong reading, checking, building or flashing a firmware image.
 ///
 /// Offsets are byte offsets in the file (or in the buffer the function was given) unless the
 /// variant says otherwise.
@@ -126,5 +127,182 @@ pub enum FirmwareError {
         pad_size: u32,
         /// What is wrong.
         reason: &'static str,
+    },
+    /// A read-only query of the adapter failed (before or after a flash).
+    #[error("{during} failed")]
+    Device {
+        /// What ocetool was doing.
+        during: &'static str,
+        /// The mailbox's error.
+        #[source]
+        source: MailboxError,
+    },
+    /// The PCI IDs are not in ocetool's table of OneConnect functions.
+    #[error("PCI function {vendor:#06x}:{device:#06x} is not a OneConnect function ocetool knows")]
+    UnknownDevice {
+        /// PCI vendor ID.
+        vendor: u16,
+        /// PCI device ID.
+        device: u16,
+    },
+    /// ocetool does not flash this chip.
+    #[error("cannot flash a {chip} adapter: {reason}")]
+    UnsupportedChip {
+        /// The chip.
+        chip: oce_pci::Chip,
+        /// Why.
+        reason: &'static str,
+    },
+    /// The image's firmware is older than the adapter's stored firmware.
+    #[error("the image holds firmware {image}, older than the {stored} on flash; allow the downgrade to flash it")]
+    Downgrade {
+        /// The image's version.
+        image: String,
+        /// The adapter's stored version.
+        stored: String,
+    },
+    /// The image's version and the adapter's cannot be ordered.
+    #[error(
+        "cannot tell whether the image's firmware {image:?} is older than the {stored:?} on flash (not dotted \
+         versions); allow the downgrade to flash it anyway"
+    )]
+    VersionUnordered {
+        /// The image's version.
+        image: String,
+        /// The adapter's stored version.
+        stored: String,
+    },
+    /// A section ends past what the 32-bit `offset` of the flash commands can address.
+    #[error("section {section} ends at flash offset {end:#x}, past the 32-bit flash address space")]
+    SectionPastAddressSpace {
+        /// The section.
+        section: SectionRef,
+        /// Its end.
+        end: u64,
+    },
+    /// A flash plan was used with another image than the one it was made from.
+    #[error("the flash plan was made from another image")]
+    PlanMismatch,
+    /// The adapter could not report a section's CRC ("Could not get CRC", ufi-firmware.md §2.8).
+    #[error("could not read the adapter's CRC of section {section}; nothing of it was written")]
+    CrcQueryFailed {
+        /// The section.
+        section: SectionRef,
+        /// The mailbox's error (with the statuses when the firmware answered).
+        #[source]
+        source: MailboxError,
+    },
+    /// The firmware refused the CRC query in op-type mode too: it cannot take this image's
+    /// sections as addressed ("Flash incomplete", ufi-firmware.md §2.8 step 5).
+    #[error(
+        "flash incomplete: the adapter refused the CRC query for section {section} in op-type mode ({status}); \
+         sections written: {}; reset the adapter and run the update again",
+        crate::flash::list_sections(.flashed)
+    )]
+    FlashIncomplete {
+        /// The section.
+        section: SectionRef,
+        /// The refusal.
+        status: CompletionStatus,
+        /// Sections written before it in this run.
+        flashed: Vec<SectionRef>,
+    },
+    /// The firmware wants a digitally signed image and this section has no signature (0x57).
+    #[error("the adapter rejected the image's digital signature: missing (section {section})")]
+    SignatureMissing {
+        /// The section.
+        section: SectionRef,
+    },
+    /// The firmware found the section's digital signature invalid (0x56).
+    #[error("the adapter rejected the image's digital signature: invalid (section {section})")]
+    SignatureInvalid {
+        /// The section.
+        section: SectionRef,
+    },
+    /// The firmware checked the committed section against its CRC trailer and refused it (0x4D).
+    #[error(
+        "the adapter found section {section}'s CRC wrong after transfer; nothing of it was written (the image \
+         is damaged)"
+    )]
+    CrcMismatch {
+        /// The section.
+        section: SectionRef,
+    },
+    /// The firmware refused a write of a section ("Flashing section type … failed").
+    #[error("writing section {section} failed: {status}")]
+    WriteRejected {
+        /// The section.
+        section: SectionRef,
+        /// The firmware's statuses.
+        status: CompletionStatus,
+    },
+    /// A write of a section did not complete (timeout, device gone, malformed completion).
+    #[error("writing section {section} failed")]
+    WriteFailed {
+        /// The section.
+        section: SectionRef,
+        /// The mailbox's error.
+        #[source]
+        source: MailboxError,
+    },
+    /// The observer asked to stop; the flash stopped between sections.
+    #[error(
+        "stopped on request after writing {} ({remaining} entries not visited); every section is wholly old or \
+         wholly new, and running the update again finishes it (sections already on flash are skipped)",
+        crate::flash::list_sections(.flashed)
+    )]
+    Stopped {
+        /// Sections written before the stop.
+        flashed: Vec<SectionRef>,
+        /// Directory entries not yet visited.
+        remaining: usize,
+    },
+    /// A Lancer firmware file must be a multiple of 4 bytes (ufi-firmware.md §4.3 step 1).
+    #[error("a Lancer firmware file must be a multiple of 4 bytes; this one has {len}")]
+    ObjectNotAligned {
+        /// The file's length.
+        len: usize,
+    },
+    /// A Lancer firmware file too large for the 32-bit `write_offset`.
+    #[error("a {len}-byte file is too large for a Lancer object download (32-bit offsets)")]
+    ObjectTooLarge {
+        /// The file's length.
+        len: usize,
+    },
+    /// A WRITE_OBJECT reply claims more bytes than the chunk held.
+    #[error("the adapter claims to have taken {accepted} bytes of a {sent}-byte chunk at offset {offset}")]
+    ObjectOverrun {
+        /// The chunk's offset.
+        offset: u32,
+        /// Bytes sent.
+        sent: u32,
+        /// `actual_write_len`.
+        accepted: u32,
+    },
+    /// WRITE_OBJECT replies kept taking no bytes.
+    #[error("the adapter took no bytes at offset {offset} in {replies} WRITE_OBJECT replies in a row; giving up")]
+    ObjectNoProgress {
+        /// The offset.
+        offset: u32,
+        /// Consecutive zero replies.
+        replies: u32,
+    },
+    /// A WRITE_OBJECT of data failed ("Firmware load error").
+    #[error("writing the firmware object at offset {offset} failed")]
+    ObjectWriteFailed {
+        /// The chunk's offset.
+        offset: u32,
+        /// The mailbox's error.
+        #[source]
+        source: MailboxError,
+    },
+    /// The EOF commit of the firmware object failed.
+    #[error("committing the {total}-byte firmware object failed")]
+    ObjectCommitFailed {
+        /// The object's length.
+        total: u32,
+        /// The mailbox's error.
+        #[source]
+        source: MailboxError,
     },
 }

@@ -13,7 +13,9 @@
 //! - [`inspect`]: the serialisable report behind `ocetool fw inspect --json`;
 //! - [`walk`]: the sections in flashing-walk order with their op-types (§2.8), for flash plans;
 //! - [`version`]: dotted version strings and their order;
-//! - [`build`]: [`ImageBuilder`], valid synthetic images and broken ones for rejection tests.
+//! - [`build`]: [`ImageBuilder`], valid synthetic images and broken ones for rejection tests;
+//! - [`flash`]: the flash plan, the Skyhawk walk and the Lancer object download over the mailbox,
+//!   with a progress observer.
 //!
 //! ```
 //! use oce_firmware::{ImageBuilder, UfiImage, inspect};
@@ -33,6 +35,7 @@ pub mod compat;
 pub mod crc;
 pub mod dir;
 mod error;
+pub mod flash;
 pub mod header;
 pub mod inspect;
 pub mod optionrom;

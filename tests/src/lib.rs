@@ -97,3 +97,28 @@ pub fn ocetool(args: &[&str]) -> Run {
 pub fn emu_arg(dir: &Path) -> String {
     format!("emu:{}", dir.display())
 }
+
+/// How many WRITE_FLASHROM (COMMON 7) commands `emu` has executed, from its event log.
+pub fn write_flashrom_count(emu: &Emulator) -> usize {
+    emu.events().iter().filter(|e| matches!(e, oce_emulator::Event::Command { subsystem: 1, opcode: 7, .. })).count()
+}
+
+/// The emulated adapter's `flash.bin`, as it is on disk.
+pub fn flash_bin(emu: &Emulator) -> Vec<u8> {
+    std::fs::read(emu.state_dir().join("flash.bin")).expect("read flash.bin")
+}
+
+/// The library's whole `fw update` flow on `file`: parse, read the adapter, plan under `policy`,
+/// flash (the steps `oce_firmware::flash` documents).
+pub fn flash_file(
+    mbox: &mut BootstrapMailbox<Emulator>,
+    file: &[u8],
+    policy: oce_firmware::flash::Policy,
+    observer: &mut dyn oce_firmware::flash::FlashObserver,
+) -> Result<oce_firmware::flash::FlashReport, oce_firmware::FirmwareError> {
+    use oce_firmware::flash;
+    let image = oce_firmware::UfiImage::parse(file)?;
+    let adapter = flash::read_adapter(mbox)?;
+    let plan = flash::plan(&image, &adapter, policy)?;
+    flash::flash_ufi(mbox, &image, &plan, observer)
+}

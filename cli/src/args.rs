@@ -164,12 +164,44 @@ pub enum LayoutArg {
 #[derive(Debug, Subcommand)]
 pub enum EmulatorAction {
     /// Create a factory-fresh emulated OCe14102 in the state directory (refuses to overwrite).
-    Init,
+    Init {
+        /// Emulate a virtual function (10df:0728) instead of the physical function.
+        #[arg(long)]
+        vf: bool,
+    },
     /// Show the emulated adapter's identity, flash, profiles and state directory.
     Show,
     /// Cold-boot the emulated adapter: runtime state is lost, POST runs, the next-boot profile
     /// and the firmware on flash become active.
     PowerCycle,
+    /// Set, clear or list faults (kept in the state directory until cleared).
+    Fault {
+        #[command(subcommand)]
+        action: FaultAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FaultAction {
+    /// Set one or more faults, e.g. `post-stuck=0x0002`, `gone`, `status=1:168:3`,
+    /// `slow=1:167:500`, `flash-fail-at=3`, `power-loss-at=3`, `no-offset-mode` (see
+    /// docs/reliability.md for the whole list).
+    Set {
+        /// Fault specs.
+        #[arg(required = true, value_name = "SPEC")]
+        specs: Vec<String>,
+    },
+    /// Clear faults by name (`post-stuck`, `status`, ...), or all of them with --all.
+    Clear {
+        /// Fault names.
+        #[arg(value_name = "NAME", required_unless_present = "all")]
+        names: Vec<String>,
+        /// Clear every fault.
+        #[arg(long)]
+        all: bool,
+    },
+    /// List the faults that are set.
+    List,
 }
 
 /// Parses a byte given in decimal or 0x-prefixed hex.

@@ -3,10 +3,10 @@
 
 use std::path::Path;
 
-use oce_emulator::{Emulator, EmulatorError, EmulatorInfo};
+use oce_emulator::{CreateOptions, Emulator, EmulatorError, EmulatorInfo, FaultSpec, FunctionType};
 use serde::Serialize;
 
-use crate::args::{EmulatorAction, GlobalArgs};
+use crate::args::{EmulatorAction, FaultAction, GlobalArgs};
 use crate::device::DeviceSpec;
 use crate::error::{CliError, CliResult, ErrorKind};
 use crate::output::Report;
@@ -69,8 +69,26 @@ pub struct EmulatorReport {
     info: EmulatorInfo,
 }
 
+/// What `ocetool emulator fault ...` prints.
+#[derive(Debug, Serialize)]
+pub struct FaultReport {
+    action: &'static str,
+    changed: bool,
+    /// The faults set afterwards, as specs.
+    faults: Vec<String>,
+}
+
+/// The result of `ocetool emulator ...`.
+#[derive(Debug)]
+pub enum EmulatorOutput {
+    /// init / show / power-cycle.
+    Adapter(EmulatorReport),
+    /// fault set / clear / list.
+    Faults(FaultReport),
+}
+
 /// Runs `ocetool emulator <action>`.
-pub fn run(global: &GlobalArgs, action: &EmulatorAction) -> CliResult<EmulatorReport> {
+pub fn run(global: &GlobalArgs, action: &EmulatorAction) -> CliResult<EmulatorOutput> {
     let spec = select_device(global)?;
     let DeviceSpec::Emulator(dir) = &spec else {
         return Err(CliError::new(
@@ -82,19 +100,83 @@ pub fn run(global: &GlobalArgs, action: &EmulatorAction) -> CliResult<EmulatorRe
         ));
     };
     let _lock = lock_device(global, &spec)?;
+    let adapter = |action, changed, emu: &Emulator| {
+        Ok(EmulatorOutput::Adapter(EmulatorReport { action, changed, info: emu.info() }))
+    };
     match action {
-        EmulatorAction::Init => {
-            let emu = Emulator::create(dir).map_err(|e| emulator_error(&e))?;
-            Ok(EmulatorReport { action: "init", changed: true, info: emu.info() })
+        EmulatorAction::Init { vf } => {
+            let function = if *vf { FunctionType::Vf } else { FunctionType::Pf };
+            let options = CreateOptions { function, ..CreateOptions::default() };
+            let emu = Emulator::create_with(dir, options).map_err(|e| emulator_error(&e))?;
+            adapter("init", true, &emu)
         }
-        EmulatorAction::Show => {
-            let emu = Emulator::open(dir).map_err(|e| emulator_error(&e))?;
-            Ok(EmulatorReport { action: "show", changed: false, info: emu.info() })
-        }
+        EmulatorAction::Show => adapter("show", false, &Emulator::open(dir).map_err(|e| emulator_error(&e))?),
         EmulatorAction::PowerCycle => {
             let emu = Emulator::open(dir).map_err(|e| emulator_error(&e))?;
             emu.power_cycle().map_err(|e| emulator_error(&e))?;
-            Ok(EmulatorReport { action: "power-cycle", changed: true, info: emu.info() })
+            adapter("power-cycle", true, &emu)
+        }
+        EmulatorAction::Fault { action } => {
+            let emu = Emulator::open(dir).map_err(|e| emulator_error(&e))?;
+            let before = emu.faults().describe();
+            let name = match action {
+                FaultAction::Set { specs } => {
+                    // Parse all first, so a bad spec sets none of them.
+                    let parsed = specs
+                        .iter()
+                        .map(|s| FaultSpec::parse(s).map_err(|e| CliError::from_error(ErrorKind::Usage, "", &e)))
+                        .collect::<CliResult<Vec<_>>>()?;
+                    for f in parsed {
+                        emu.set_fault(f).map_err(|e| emulator_error(&e))?;
+                    }
+                    "fault set"
+                }
+                FaultAction::Clear { all: true, .. } => {
+                    emu.clear_faults().map_err(|e| emulator_error(&e))?;
+                    "fault clear"
+                }
+                FaultAction::Clear { names, .. } => {
+                    for n in names {
+                        emu.clear_fault(n).map_err(|e| CliError::from_error(ErrorKind::Usage, "", &e))?;
+                    }
+                    "fault clear"
+                }
+                FaultAction::List => "fault list",
+            };
+            let faults: Vec<String> = emu.faults().describe().iter().map(ToString::to_string).collect();
+            let changed = before.iter().map(ToString::to_string).collect::<Vec<_>>() != faults;
+            Ok(EmulatorOutput::Faults(FaultReport { action: name, changed, faults }))
+        }
+    }
+}
+
+impl Report for FaultReport {
+    fn text(&self) -> String {
+        if self.faults.is_empty() {
+            return "No faults set.\n".into();
+        }
+        let mut out = String::from("Faults set:\n");
+        for f in &self.faults {
+            out.push_str(&format!("  {f}\n"));
+        }
+        out
+    }
+}
+
+impl Serialize for EmulatorOutput {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Adapter(r) => r.serialize(s),
+            Self::Faults(r) => r.serialize(s),
+        }
+    }
+}
+
+impl Report for EmulatorOutput {
+    fn text(&self) -> String {
+        match self {
+            Self::Adapter(r) => r.text(),
+            Self::Faults(r) => r.text(),
         }
     }
 }

@@ -186,6 +186,13 @@ fn finish<T>(out: CliResult<T>) -> CliResult<T> {
     }
 }
 
+/// Stops before a change when a stop request (Ctrl-C, SIGTERM) has arrived: nothing has been
+/// written yet, so the adapter is exactly as it was and the command can simply be run again.
+pub fn stop_point(what: &str) -> CliResult<()> {
+    signals::check()
+        .map_err(|e| pci_error("", &e).hint(&format!("nothing was changed; run the command again to {what}")))
+}
+
 /// Turns a PCI-layer error into a CLI error with the exit code its kind calls for.
 pub fn pci_error(context: &str, e: &PciError) -> CliError {
     let kind = match e {

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::error::CliResult;
 use crate::output::{Report, confirm};
 use crate::report::{FirmwareVersions, ProfilePair};
-use crate::session::{Job, Session, mailbox_error, require_physical_function};
+use crate::session::{Job, Session, mailbox_error, require_physical_function, stop_point};
 
 /// The `reset` job.
 #[derive(Debug)]
@@ -57,6 +57,7 @@ impl Job for Reset {
                     session.device.describe()
                 ),
             )?;
+            stop_point("reset the adapter")?;
             mbox.soft_reset().map_err(|e| mailbox_error("the chip reset did not complete", &e))?
         };
         let profiles = read_profiles(mbox).map_err(|e| mailbox_error("cannot read the profiles", &e))?;

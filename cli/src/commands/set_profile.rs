@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::error::{CliError, CliResult, ErrorKind};
 use crate::output::{Report, confirm};
 use crate::report::{FirmwareVersions, ProfilePair, ProfileRef};
-use crate::session::{Job, Session, mailbox_error, require_physical_function};
+use crate::session::{Job, Session, mailbox_error, require_physical_function, stop_point};
 
 /// The `set-profile` job.
 #[derive(Debug)]
@@ -83,6 +83,7 @@ impl Job for SetProfile {
                     active.label()
                 ),
             )?;
+            stop_point("set the profile")?;
             let outcome = set_next_profile(mbox, &before, target.id).map_err(|e| match e {
                 SwitchError::Mailbox(e) => mailbox_error("cannot set the next-boot profile", &e),
                 SwitchError::Profile(e) => profile_error(e),

@@ -1,0 +1,168 @@
+//! A process killed or interrupted in the middle of a change leaves the adapter consistent
+//! (issue 3 "Safety", issue 6 item 4): killed between SET_ACTIVE_PROFILE and its read-back, a
+//! failed SET injected, SIGINT and SIGTERM at a precise point, and no lock left behind.
+//!
+//! Precision comes from the emulator's `slow=SUB:OP:MS` fault, which keeps one command in flight
+//! for a known time, and from watching `state.json`, which the emulator replaces atomically.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use oce_tests::{emu_arg, ocetool, ocetool_bin};
+use serde_json::Value;
+
+/// GET_ACTIVE_PROFILE: read before and after SET_ACTIVE_PROFILE (spec/protocol.md §5.9).
+const GET_ACTIVE_PROFILE: u8 = 167;
+
+fn fresh() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = emu_arg(&dir.path().join("emu"));
+    assert_eq!(ocetool(&["--device", &dev, "emulator", "init"]).code, 0);
+    (dir, dev)
+}
+
+fn json(dev: &str, args: &[&str]) -> Value {
+    let mut all = vec!["--device", dev];
+    all.extend_from_slice(args);
+    all.push("--json");
+    let r = ocetool(&all);
+    assert_eq!(r.code, 0, "{args:?}: {}{}", r.stdout, r.stderr);
+    r.json()
+}
+
+fn next_profile_in_state(dir: &Path) -> u64 {
+    let state: Value = serde_json::from_slice(&std::fs::read(dir.join("emu/state.json")).unwrap()).unwrap();
+    state["nvram"]["next_profile"].as_u64().unwrap()
+}
+
+fn profile_id(dev: &str, name: &str) -> u64 {
+    let p = json(dev, &["profiles"]);
+    p["profiles"].as_array().unwrap().iter().find(|r| r["name"] == name).unwrap()["id"].as_u64().unwrap()
+}
+
+fn spawn(dev: &str, args: &[&str]) -> Child {
+    Command::new(ocetool_bin())
+        .arg("--device")
+        .arg(dev)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn signal(child: &Child, sig: i32) {
+    let status = Command::new("kill").arg(format!("-{sig}")).arg(child.id().to_string()).status().unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn killed_between_set_and_verification_leaves_the_new_profile_pending() {
+    let (dir, dev) = fresh();
+    let nic = profile_id(&dev, "NIC");
+    let roce2 = profile_id(&dev, "RoCE-2 (NIC+RoCE)");
+    json(&dev, &["emulator", "fault", "set", &format!("slow=1:{GET_ACTIVE_PROFILE}:1500")]);
+    let mut child = spawn(&dev, &["set-profile", "roce", "--yes"]);
+    // The SET has been stored once state.json names RoCE-2; the read-back is then in flight.
+    wait_until("SET_ACTIVE_PROFILE to be stored", || next_profile_in_state(dir.path()) == roce2);
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    json(&dev, &["emulator", "fault", "clear", "--all"]);
+    let q = json(&dev, &["query"]);
+    assert_eq!(q["profile"]["next"]["id"].as_u64(), Some(roce2), "the new profile is pending, whole");
+    assert_eq!(q["profile"]["active"]["id"].as_u64(), Some(nic));
+    assert_eq!(q["reset_required"], true);
+    // Rerunning completes: nothing more to do.
+    assert_eq!(json(&dev, &["set-profile", "roce", "--yes"])["changed"], false);
+}
+
+#[test]
+fn killed_at_any_point_leaves_the_old_or_the_new_profile() {
+    let (dir, dev) = fresh();
+    let nic = profile_id(&dev, "NIC");
+    let roce2 = profile_id(&dev, "RoCE-2 (NIC+RoCE)");
+    json(&dev, &["emulator", "fault", "set", &format!("slow=1:{GET_ACTIVE_PROFILE}:40")]);
+    for delay_ms in [0u64, 5, 20, 45, 60, 85, 110, 150] {
+        let target = if next_profile_in_state(dir.path()) == nic { "roce" } else { "nic" };
+        let mut child = spawn(&dev, &["--wait", "10", "set-profile", target, "--yes"]);
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let next = next_profile_in_state(dir.path());
+        assert!(next == nic || next == roce2, "after a kill at {delay_ms} ms the next profile is {next}");
+    }
+    json(&dev, &["emulator", "fault", "clear", "--all"]);
+    let q = json(&dev, &["query"]);
+    let next = q["profile"]["next"]["id"].as_u64().unwrap();
+    assert!(next == nic || next == roce2);
+}
+
+#[test]
+fn a_failed_set_changes_nothing() {
+    let (dir, dev) = fresh();
+    let before = next_profile_in_state(dir.path());
+    // SET_ACTIVE_PROFILE (168) answers FAILED with INSUFFICIENT_PRIVILEGES and is not executed.
+    json(&dev, &["emulator", "fault", "set", "status=1:168:1:0x60"]);
+    let r = ocetool(&["--device", &dev, "set-profile", "roce", "--yes", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    let msg = r.json()["error"]["message"].as_str().unwrap().to_owned();
+    assert!(msg.contains("SET_ACTIVE_PROFILE") && msg.contains("INSUFFICIENT_PRIVILEGES"), "{msg}");
+    assert_eq!(next_profile_in_state(dir.path()), before);
+    json(&dev, &["emulator", "fault", "clear", "status"]);
+    assert_eq!(json(&dev, &["query"])["reset_required"], false);
+    // Once the fault is gone the same command succeeds.
+    assert_eq!(json(&dev, &["set-profile", "roce", "--yes"])["changed"], true);
+}
+
+fn interrupted_before_the_set(sig: i32, code: i32) {
+    let (dir, dev) = fresh();
+    let before = next_profile_in_state(dir.path());
+    json(&dev, &["emulator", "fault", "set", &format!("slow=1:{GET_ACTIVE_PROFILE}:800")]);
+    let child = spawn(&dev, &["set-profile", "roce", "--yes"]);
+    // The first GET_ACTIVE_PROFILE (reading the profiles) is in flight for 800 ms.
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&child, sig);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{stderr}");
+    assert!(stderr.contains("nothing was changed") && stderr.contains("run the command again"), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+    assert_eq!(next_profile_in_state(dir.path()), before, "stopped before SET_ACTIVE_PROFILE");
+    // The lock is free at once, and a rerun completes.
+    json(&dev, &["emulator", "fault", "clear", "--all"]);
+    let r = ocetool(&["--device", &dev, "--wait", "0", "set-profile", "roce", "--yes", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert_eq!(r.json()["changed"], true);
+}
+
+#[test]
+fn sigint_before_the_set_stops_cleanly_with_130() {
+    interrupted_before_the_set(2, 130);
+}
+
+#[test]
+fn sigterm_before_the_set_stops_cleanly_with_143() {
+    interrupted_before_the_set(15, 143);
+}
+
+#[test]
+fn post_that_never_completes_after_reset_names_the_stage() {
+    let (_d, dev) = fresh();
+    json(&dev, &["emulator", "fault", "set", "post-stuck=0x0002"]);
+    let r = ocetool(&["--device", &dev, "--post-timeout", "0.3", "reset", "--yes"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("POST") && r.stderr.contains("0x0002"), "{}", r.stderr);
+    json(&dev, &["emulator", "fault", "clear", "--all"]);
+    assert_eq!(json(&dev, &["reset", "--yes"])["changed"], true);
+}

@@ -46,6 +46,10 @@ pub struct GlobalArgs {
     /// adapter that is still booting).
     #[arg(long, global = true, value_name = "SECS", default_value_t = 60.0)]
     pub post_timeout: f64,
+    /// Seconds to wait for the firmware at each step of a mailbox command (long commands such as
+    /// flash writes always get at least their own, longer limit).
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 4.0)]
+    pub command_timeout: f64,
     /// More detail: the cause chain of errors, and the steps taken.
     #[arg(long, short = 'v', global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,

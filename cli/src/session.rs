@@ -34,6 +34,13 @@ pub trait Job {
     type Output;
     /// Runs the job on an initialised adapter.
     fn run<F: PciFunction>(self, session: &mut Session<F>) -> CliResult<Self::Output>;
+
+    /// False for a job that must work on an adapter that is not ready (a hung POST, an
+    /// unrecoverable error): the session then only maps the BARs and the job brings the firmware
+    /// interface up itself. `reset` is that job: it is the remedy.
+    fn needs_ready_adapter(&self) -> bool {
+        true
+    }
 }
 
 /// The device the user selected with `--device` / `OCETOOL_DEVICE`; without either, the only
@@ -126,7 +133,8 @@ pub fn run_job<J: Job>(global: &GlobalArgs, job: J) -> CliResult<J::Output> {
     match &spec {
         DeviceSpec::Emulator(dir) => {
             let emu = open_emulator(dir)?;
-            let out = open_session(emu, spec.clone(), timeouts(global)).and_then(|mut s| job.run(&mut s));
+            let out = open_session(emu, spec.clone(), timeouts(global), job.needs_ready_adapter())
+                .and_then(|mut s| job.run(&mut s));
             finish(out)
         }
         DeviceSpec::Pci(addr) => run_on_pci(global, *addr, &spec, job),
@@ -147,7 +155,7 @@ fn run_on_pci<J: Job>(global: &GlobalArgs, addr: PciAddress, spec: &DeviceSpec, 
     let out = signals::check()
         .map_err(|e| pci_error("", &e))
         .and_then(|()| VfioFunction::open(&handoff).map_err(|e| pci_error(&format!("cannot open {addr}"), &e)))
-        .and_then(|func| open_session(func, spec.clone(), timeouts(global)))
+        .and_then(|func| open_session(func, spec.clone(), timeouts(global), job.needs_ready_adapter()))
         .and_then(|mut session| job.run(&mut session));
     let restored = handoff.restore().map_err(|e| {
         pci_error(&format!("{addr} could not be given back to its driver"), &e)
@@ -213,19 +221,28 @@ pub fn pci_error(context: &str, e: &PciError) -> CliError {
     CliError::from_error(kind, context, e)
 }
 
-/// The driver's timeouts, with the POST wait from `--post-timeout`.
+/// The driver's timeouts, from `--post-timeout` and `--command-timeout`.
 pub fn timeouts(global: &GlobalArgs) -> Timeouts {
-    let post = Duration::try_from_secs_f64(global.post_timeout.max(0.0)).unwrap_or(Timeouts::default().post);
-    Timeouts { post, ..Timeouts::default() }
+    let secs = |v: f64, default: Duration| Duration::try_from_secs_f64(v.max(0.0)).unwrap_or(default);
+    let d = Timeouts::default();
+    Timeouts { post: secs(global.post_timeout, d.post), ready: secs(global.command_timeout, d.ready) }
 }
 
-/// Brings up the mailbox on `func`: SLI_INTF check, BAR mapping, POST wait, fw_init, FUNCTION_RESET.
-pub fn open_session<F: PciFunction>(func: F, device: DeviceSpec, timeouts: Timeouts) -> CliResult<Session<F>> {
+/// Brings up the mailbox on `func`: SLI_INTF check and BAR mapping, then (when `initialize`)
+/// POST wait, UE check, fw_init and FUNCTION_RESET.
+pub fn open_session<F: PciFunction>(
+    func: F,
+    device: DeviceSpec,
+    timeouts: Timeouts,
+    initialize: bool,
+) -> CliResult<Session<F>> {
     let mut mbox = BootstrapMailbox::open(func, Arc::new(SystemClock))
         .map_err(|e| mailbox_error("cannot open the adapter", &e))?
         .with_timeouts(timeouts)
         .with_stop_check(|| signals::pending().is_some());
-    mbox.initialize().map_err(|e| mailbox_error("cannot initialise the adapter's firmware interface", &e))?;
+    if initialize {
+        mbox.initialize().map_err(|e| mailbox_error("cannot initialise the adapter's firmware interface", &e))?;
+    }
     Ok(Session { mbox, device })
 }
 

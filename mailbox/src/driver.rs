@@ -176,6 +176,9 @@ impl<F: PciFunction> BootstrapMailbox<F> {
     /// mailbox needs: the reset is itself a mailbox command).
     pub fn initialize(&mut self) -> Result<(), MailboxError> {
         self.wait_post()?;
+        // be2net's error detection (spec §7.3): an unmasked UE bit means the adapter needs a
+        // reset; talking to its firmware would only time out.
+        self.check_ue()?;
         self.fw_init()?;
         self.function_reset()
     }
@@ -342,7 +345,14 @@ impl<F: PciFunction> BootstrapMailbox<F> {
             read(&mut hdr, 0)?;
             let hdr = ResponseHeader::decode(&mut Reader::new(&hdr))
                 .map_err(|source| MailboxError::Malformed { command: name, source })?;
-            HEADER_LEN.saturating_add(hdr.response_length as usize).min(cmd.len())
+            let claimed = hdr.response_length as usize;
+            let capacity = cmd.len().saturating_sub(HEADER_LEN);
+            if claimed > capacity && completion.status.is_success() {
+                // A response cannot be longer than the buffer it was written into. (A failed
+                // command's status is the better report, so its length is only clamped.)
+                return Err(MailboxError::ResponseTooLong { command: name, claimed, capacity });
+            }
+            HEADER_LEN + claimed.min(capacity)
         };
         let mut out = vec![0u8; len];
         read(&mut out, 0)?;

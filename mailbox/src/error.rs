@@ -102,6 +102,16 @@ pub enum MailboxError {
         /// Subsystem found.
         subsystem: u8,
     },
+    /// The response header claims more bytes than the command buffer holds.
+    #[error("{command}: the response claims {claimed} bytes, more than the {capacity}-byte buffer holds")]
+    ResponseTooLong {
+        /// The command.
+        command: &'static str,
+        /// `response_length` as sent.
+        claimed: usize,
+        /// Body bytes the buffer has.
+        capacity: usize,
+    },
     /// The response body is malformed or shorter than its fields.
     #[error("{command}: malformed response")]
     Malformed {

@@ -1,12 +1,13 @@
 //! `ocetool reset`: the chip soft reset (pcicfg 0x5C bit 7, spec/protocol.md §2.5, §7.4), the
 //! POST wait, and a report of what now runs.
 
+use oce_mailbox::MailboxError;
 use oce_mailbox::adapter::read_profiles;
 use oce_mailbox::commands::{GetFwVersion, QueryFirmwareConfig};
 use oce_pci::PciFunction;
 use serde::Serialize;
 
-use crate::error::CliResult;
+use crate::error::{CliError, CliResult, ErrorKind};
 use crate::output::{Report, confirm};
 use crate::report::{FirmwareVersions, ProfilePair};
 use crate::session::{Job, Session, mailbox_error, require_physical_function, stop_point};
@@ -41,13 +42,24 @@ pub struct ResetJson {
     pub semaphore: u32,
 }
 
+/// An error of the reset itself: the next remedy is a power cycle, not another reset.
+fn reset_error(context: &str, e: &MailboxError) -> CliError {
+    CliError::from_error(ErrorKind::Failed, context, e)
+        .hint("power-cycle the adapter (reboot the host; on the emulator: `ocetool emulator power-cycle`)")
+}
+
 impl Job for Reset {
     type Output = ResetJson;
+
+    fn needs_ready_adapter(&self) -> bool {
+        false
+    }
 
     fn run<F: PciFunction>(self, session: &mut Session<F>) -> CliResult<ResetJson> {
         require_physical_function(session, "a chip reset")?;
         let mbox = &mut session.mbox;
         let semaphore = if self.dry_run {
+            mbox.initialize().map_err(|e| mailbox_error("cannot initialise the adapter's firmware interface", &e))?;
             mbox.read_semaphore().map_err(|e| mailbox_error("cannot read the POST semaphore", &e))?
         } else {
             confirm(
@@ -58,7 +70,11 @@ impl Job for Reset {
                 ),
             )?;
             stop_point("reset the adapter")?;
-            mbox.soft_reset().map_err(|e| mailbox_error("the chip reset did not complete", &e))?
+            // No POST wait before the reset: it also recovers an adapter whose firmware hangs.
+            let sem = mbox.soft_reset().map_err(|e| reset_error("the chip reset did not complete", &e))?;
+            mbox.check_ue().map_err(|e| reset_error("the adapter still reports an error after the chip reset", &e))?;
+            mbox.function_reset().map_err(|e| reset_error("cannot reset the function after the chip reset", &e))?;
+            sem
         };
         let profiles = read_profiles(mbox).map_err(|e| mailbox_error("cannot read the profiles", &e))?;
         let versions =

@@ -60,7 +60,31 @@
 //!   does not. Faults match a command by subsystem and opcode, any version.
 //! - **Flash** (`flash`): erased flash reads 0xFF; the factory image is `oce-firmware`'s small
 //!   layout, every section carrying the factory version in `ver_data`; the CRC model is
-//!   `oce_firmware::crc` (design.md §6).
+//!   `oce_firmware::crc` (design.md §6). "The directory on flash" is the first cookie at a
+//!   multiple of 32 bytes from flash address 0, as the drivers find one in a file.
+//! - **Flash commands** (`handlers::flashrom`, `flash::staging`): READ_FLASHROM REPORT returns
+//!   the 4 stored bytes (nothing is recomputed); it needs `data_buf_size` 4. In op-type mode a
+//!   component's region is the first directory entry in use whose op-type (explicit, or mapped
+//!   from the type for an old image) matches; `offset` counts from the region's start. SAVE
+//!   stages a chunk in RAM (at most 32 KiB; a section at most up to the end of flash, or of its
+//!   region); FLASH stages the last chunk and commits. Chunks must be contiguous (offset mode:
+//!   each starts where the staged bytes end; op-type mode: same op type, `offset` ignored);
+//!   with nothing staged any chunk starts a section, so a single-chunk section is one FLASH.
+//!   An out-of-order chunk, a chunk past flash or its region, an unknown region, an op code
+//!   other than SAVE / FLASH, or a FLASH that leaves fewer than 4 bytes staged answers
+//!   ILLEGAL_FIELD and drops the staging. At commit the CRC of the staged section's first
+//!   `len − 4` bytes must match its trailer, else FAILED with additional 0x4D (which base status
+//!   real firmware pairs with 0x4D is not public) and flash is untouched; otherwise the section
+//!   is written to flash.bin and, by default, fdatasync'd ([`crate::FlashDurability`]) before
+//!   the answer. The flash directory (type 0xD2, op type 23) is a section like any other, so
+//!   committing one changes the stored version at once; the running one changes at POST. A
+//!   chip reset, a power cycle and a power loss drop the staging (firmware RAM).
+//! - **Flash faults**: every WRITE_FLASHROM the firmware receives counts as a chunk for
+//!   `flash-fail-at` / `power-loss-at`, whatever its outcome, counted from when the fault was set
+//!   (the countdown is saved as it moves, so it spans processes). From the N-th chunk on, every
+//!   chunk fails (FAILED, additional [`ADDL_FLASH_SAVE_FAILED`]) and drops the staging, until
+//!   the fault is cleared. At power loss the chunk is not executed, nothing more is written (no
+//!   response, no completion), the adapter reads all ones until the next power cycle.
 
 use oce_mailbox::Command;
 use oce_mailbox::commands::{

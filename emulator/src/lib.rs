@@ -66,6 +66,7 @@ pub use dma::EmuDma;
 pub use error::EmulatorError;
 pub use events::{BootOutcome, Event, SignatureKind};
 pub use faults::{CommandEffect, CommandFault, FAULT_NAMES, FaultSpec, Faults, PostFault};
+pub use flash::FlashDurability;
 pub use function::{FunctionType, PF_DEVICE_ID, VF_DEVICE_ID};
 pub use info::{EmulatorInfo, FirmwareInfo, PortInfo, ProfileInfo};
 pub use state::MacAddress;
@@ -221,6 +222,12 @@ impl Emulator {
     /// Changes the busy periods (for tests; not persisted).
     pub fn set_timing(&self, timing: Timing) {
         self.model().set_timing(timing);
+    }
+
+    /// How far a committed flash section goes before the FLASH op answers (not persisted; by
+    /// default [`FlashDurability::Synced`]).
+    pub fn set_flash_durability(&self, durability: FlashDurability) {
+        self.model().flash.durability = durability;
     }
 
     /// The faults now set.

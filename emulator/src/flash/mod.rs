@@ -10,11 +10,14 @@
 mod staging;
 
 use std::cell::Cell;
+use std::fs::{File, OpenOptions};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use oce_firmware::crc;
 use oce_firmware::dir::{
-    COOKIE_LEN, DirectoryLayout, FlashDirectory, FoundDirectory, ImageType, SCAN_STEP, SectionEntry,
+    COOKIE_CONTIGUOUS, COOKIE_SPLIT, CookieForm, DirectoryLayout, FlashDirectory, FoundDirectory, ImageType, SCAN_STEP,
+    SectionEntry,
 };
 use oce_pci::mmap::SharedFileMap;
 
@@ -46,11 +49,27 @@ enum DirectoryCache {
     Absent,
 }
 
-/// The flash file.
+/// The flash file: read through a shared map, written with positioned writes (which cost no
+/// page fault per page, unlike stores into the map) and flushed with fdatasync. Both go through
+/// the same page cache, so the map sees every write at once.
 #[derive(Debug)]
 pub(crate) struct Flash {
     map: SharedFileMap,
+    file: File,
+    path: PathBuf,
     directory: Cell<DirectoryCache>,
+    pub(crate) durability: FlashDurability,
+}
+
+/// How far a committed section has gone before WRITE_FLASHROM FLASH answers success.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FlashDurability {
+    /// Written to flash.bin and synced to disk (fdatasync): it survives a crash of the host OS.
+    #[default]
+    Synced,
+    /// Written to flash.bin (the OS page cache) only: it survives the process being killed, not
+    /// a crash of the host OS. About twice as fast on a disk-backed state directory.
+    PageCache,
 }
 
 impl Flash {
@@ -65,7 +84,15 @@ impl Flash {
             return Err(EmulatorError::FlashSize { path: path.to_path_buf(), actual: meta.len(), expected: FLASH_LEN });
         }
         let cache = hint.and_then(|h| usize::try_from(h).ok()).map_or(DirectoryCache::Unknown, DirectoryCache::At);
-        Ok(Self { map: SharedFileMap::open(path, FLASH_LEN)?, directory: Cell::new(cache) })
+        let map = SharedFileMap::open(path, FLASH_LEN)?;
+        let file = OpenOptions::new().read(true).write(true).open(path).map_err(io_err(path))?;
+        Ok(Self {
+            map,
+            file,
+            path: path.to_path_buf(),
+            directory: Cell::new(cache),
+            durability: FlashDurability::default(),
+        })
     }
 
     /// Writes a new flash file at `path` holding `contents` at offset 0 (the rest erased to
@@ -102,35 +129,41 @@ impl Flash {
         self.bytes().get(start..start.checked_add(len)?)
     }
 
-    /// Writes `data` at flash address `offset` (the caller keeps it inside the flash) and
-    /// flushes that range to the file before returning; then updates the directory cache from
-    /// the written range only.
+    /// Writes `data` at flash address `offset` and, as [`FlashDurability`] says, syncs it before
+    /// returning; then updates the directory cache from the written range only.
     pub(crate) fn write(&mut self, offset: usize, data: &[u8]) -> Result<(), EmulatorError> {
-        self.map.write_at(offset, data)?;
-        self.map.flush_range(offset, data.len())?;
+        if offset.checked_add(data.len()).is_none_or(|end| end > self.map.len()) {
+            let actual = offset as u64 + data.len() as u64;
+            return Err(EmulatorError::FlashSize { path: self.path.clone(), actual, expected: FLASH_LEN });
+        }
+        self.file.seek(SeekFrom::Start(offset as u64)).map_err(io_err(&self.path))?;
+        self.file.write_all(data).map_err(io_err(&self.path))?;
+        if self.durability == FlashDurability::Synced {
+            // Only committed sections are ever written, and each is synced before the next: the
+            // range just written is the only dirty one, so syncing the file flushes just it.
+            self.file.sync_data().map_err(io_err(&self.path))?;
+        }
         self.note_written(offset, data.len());
         Ok(())
     }
 
     /// Keeps the directory cache true after `start..start + len` changed, scanning that range
-    /// only (and the old directory, when the range cuts into it).
+    /// only (and the old directory, when the range cuts into it), and only when a cookie there
+    /// could come first.
     fn note_written(&self, start: usize, len: usize) {
         let end = start.saturating_add(len);
-        let old = self.directory.get();
         let overlaps = |at: usize| start < at + FlashDirectory::LEN && at < end;
-        let from = match old {
-            DirectoryCache::At(at) if overlaps(at) => at.min(start),
-            _ => start,
-        };
-        // A cookie may straddle the range's end.
-        let scan_end = end.saturating_add(COOKIE_LEN).min(self.bytes().len());
-        let found = FlashDirectory::scan(&self.bytes()[..scan_end], from - from % SCAN_STEP);
-        let next = match old {
-            // Nothing before the old first cookie held one, so the first cookie from `from` on
-            // comes first; none there means the first one is further on (or gone): look again.
-            DirectoryCache::At(at) if overlaps(at) => found.map_or(DirectoryCache::Unknown, DirectoryCache::At),
-            DirectoryCache::At(at) => DirectoryCache::At(found.filter(|&f| f < at).unwrap_or(at)),
-            DirectoryCache::Absent => found.map_or(DirectoryCache::Absent, DirectoryCache::At),
+        let scan = |from: usize| scan_cookie(self.bytes(), from, end);
+        let next = match self.directory.get() {
+            // Nothing before the old first cookie held one, so the first cookie from the range
+            // (or the old directory) on comes first; none there: it is further on, or gone.
+            DirectoryCache::At(at) if overlaps(at) => {
+                scan(at.min(start)).map_or(DirectoryCache::Unknown, DirectoryCache::At)
+            }
+            DirectoryCache::At(at) if start < at => DirectoryCache::At(scan(start).filter(|&f| f < at).unwrap_or(at)),
+            // A range after the directory cannot hold the first cookie.
+            DirectoryCache::At(at) => DirectoryCache::At(at),
+            DirectoryCache::Absent => scan(start).map_or(DirectoryCache::Absent, DirectoryCache::At),
             DirectoryCache::Unknown => DirectoryCache::Unknown,
         };
         self.directory.set(next);
@@ -193,6 +226,18 @@ impl Flash {
         }
         BootCheck { outcome: BootOutcome::Failed, version: None, directory_offset }
     }
+}
+
+/// The first cookie (either form) at a multiple of [`SCAN_STEP`] in `from..end` of `bytes` (a
+/// cookie may run past `end`): the drivers' scan (ufi-firmware.md §2.2) over a range, looking at
+/// one byte per step before comparing a whole cookie.
+fn scan_cookie(bytes: &[u8], from: usize, end: usize) -> Option<usize> {
+    let first = COOKIE_SPLIT[0];
+    debug_assert_eq!(first, COOKIE_CONTIGUOUS[0]);
+    let end = end.min(bytes.len());
+    (from - from % SCAN_STEP..end)
+        .step_by(SCAN_STEP)
+        .find(|&at| bytes[at] == first && CookieForm::detect(&bytes[at..]).is_some())
 }
 
 /// `flash.bin` → `flash.bin.tmp`.

@@ -2,6 +2,8 @@
 //! directory, and a tiny hand-written host that drives the doorbell with raw register writes.
 #![allow(dead_code)]
 
+pub mod flashing;
+
 use oce_emulator::{Emulator, Event};
 use oce_mailbox::regs::MailboxDoorbell;
 use oce_mailbox::regs::bars::{self, BarLayout};

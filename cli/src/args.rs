@@ -139,6 +139,21 @@ pub enum FwAction {
         /// The .ufi file.
         file: PathBuf,
     },
+    /// Flash an image: compatibility and version checks first, then only the sections whose CRC
+    /// differs from the adapter's. The new firmware runs after the next reset.
+    Update {
+        /// The .ufi file.
+        file: PathBuf,
+        /// Show the plan (which sections would be written, and why), and change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Allow an image older than the firmware on flash.
+        #[arg(long)]
+        allow_downgrade: bool,
+        /// Rewrite every section, even those the adapter already holds.
+        #[arg(long)]
+        force: bool,
+    },
     /// Build a synthetic Skyhawk image (for tests, and to rehearse `fw update` on the emulator).
     Build {
         /// The firmware version the image carries (A.B.C.D).

@@ -76,6 +76,12 @@ fn run(cli: &Cli) -> CliResult<Box<dyn ErasedReport>> {
         Command::Emulator { action } => emulator::run(g, action).map(boxed),
         Command::Fw { action } => match action {
             FwAction::Inspect { file } => commands::fw::inspect::run(file).map(boxed),
+            FwAction::Update { file, dry_run, allow_downgrade, force } => {
+                let policy = oce_firmware::flash::Policy { allow_downgrade: *allow_downgrade, force: *force };
+                let job = commands::fw::update::FwUpdate::new(file, policy, *dry_run, g.yes, g.json)?;
+                job.refuse_unparsable_early()?;
+                run_job(g, job).map(boxed)
+            }
             FwAction::Build { version, output, layout, asic_type_rev } => {
                 commands::fw::build::run(version, output, *layout, *asic_type_rev).map(boxed)
             }

@@ -154,7 +154,7 @@ pub enum FirmwareError {
         reason: &'static str,
     },
     /// The image's firmware is older than the adapter's stored firmware.
-    #[error("the image holds firmware {image}, older than the {stored} on flash; allow the downgrade to flash it")]
+    #[error("the image holds firmware {image}, older than the {stored} on flash")]
     Downgrade {
         /// The image's version.
         image: String,
@@ -164,7 +164,7 @@ pub enum FirmwareError {
     /// The image's version and the adapter's cannot be ordered.
     #[error(
         "cannot tell whether the image's firmware {image:?} is older than the {stored:?} on flash (not dotted \
-         versions); allow the downgrade to flash it anyway"
+         versions)"
     )]
     VersionUnordered {
         /// The image's version.

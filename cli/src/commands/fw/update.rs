@@ -1,0 +1,407 @@
+//! `ocetool fw update FILE`: check the image against the adapter and the version policy before
+//! touching anything, show what will be written, ask, flash only the sections that differ, and
+//! report what runs and what is stored (design.md §7, issue 5).
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use oce_firmware::FirmwareError;
+use oce_firmware::flash::{
+    self, Action, FlashObserver, FlashPath, FlashPlan, Outcome, Policy, SectionOutcome, SectionRef, VersionChange,
+};
+use oce_firmware::ufi::{UfiImage, map_file};
+use oce_mailbox::adapter::read_profiles;
+use oce_mailbox::commands::GetFwVersion;
+use oce_pci::PciFunction;
+use oce_pci::mmap::ReadOnlyMap;
+use oce_pci::signals;
+use serde::Serialize;
+
+use crate::error::{CliError, CliResult, ErrorKind};
+use crate::output::{Report, confirm};
+use crate::report::{FirmwareVersions, ProfilePair};
+use crate::session::{Job, Session, require_physical_function, stop_point};
+
+/// The `fw update` job: the image is mapped and parsed before any device is touched.
+#[derive(Debug)]
+pub struct FwUpdate {
+    file: PathBuf,
+    map: ReadOnlyMap,
+    /// Whether the file parses as a UFI; Lancer adapters take the raw file instead.
+    parse_error: Option<FirmwareError>,
+    policy: Policy,
+    dry_run: bool,
+    yes: bool,
+    /// `--json`: no progress output at all.
+    quiet: bool,
+}
+
+impl FwUpdate {
+    /// Maps and parses `file`. A file that cannot be read is an error here; an image that does not
+    /// parse is remembered and refused once the adapter's chip is known (a Lancer takes raw files).
+    pub fn new(file: &Path, policy: Policy, dry_run: bool, yes: bool, quiet: bool) -> CliResult<Self> {
+        let map = map_file(file).map_err(|e| fw_error("cannot read the image", &e))?;
+        let parse_error = UfiImage::parse(map.as_slice()).err();
+        Ok(Self { file: file.to_path_buf(), map, parse_error, policy, dry_run, yes, quiet })
+    }
+
+    /// Refuses an image that does not parse, before the adapter is opened, unless it could be a
+    /// Lancer object (which is not parsed): that is decided once the chip is known.
+    pub fn refuse_unparsable_early(&self) -> CliResult<()> {
+        match &self.parse_error {
+            Some(e) if !self.looks_like_object() => Err(self.not_flashable(e)),
+            _ => Ok(()),
+        }
+    }
+
+    /// A Lancer object is a file of whole dwords with no UFI header ('2'/'3'/'4' at build[0]).
+    fn looks_like_object(&self) -> bool {
+        let b = self.map.as_slice();
+        !b.is_empty() && b.len().is_multiple_of(4) && !matches!(b.get(0x48), Some(b'2' | b'3' | b'4'))
+    }
+
+    fn not_flashable(&self, e: &FirmwareError) -> CliError {
+        fw_error(&format!("{} is not a flashable image", self.file.display()), e)
+            .hint("nothing was written; `ocetool fw inspect FILE` lists every problem")
+    }
+}
+
+/// The `fw update` document.
+#[derive(Debug, Serialize)]
+pub struct UpdateJson {
+    /// Sections were written (with `--dry-run`: would be).
+    changed: bool,
+    dry_run: bool,
+    file: PathBuf,
+    /// The image's firmware version.
+    image_version: Option<String>,
+    /// upgrade / same / downgrade / none_on_flash / unordered.
+    version_change: Option<VersionChange>,
+    /// The new firmware runs only after a reset (`firmware.running != firmware.stored`).
+    reset_required: bool,
+    firmware: FirmwareVersions,
+    profile: Option<ProfilePair>,
+    /// Each directory entry: `type`, `name`, `action`, `bytes`, `reason`.
+    sections: Vec<SectionJson>,
+    bytes_written: u64,
+    /// offset / op_type (the walk falls back to op types when offset mode is refused).
+    mode: Option<flash::FlashMode>,
+    fell_back: bool,
+    /// Lancer object download: what the adapter needs to run the new firmware.
+    activation: Option<flash::Activation>,
+}
+
+/// One section of the result.
+#[derive(Debug, Serialize)]
+struct SectionJson {
+    #[serde(flatten)]
+    section: SectionRef,
+    /// flashed / skipped_same / skipped_unsupported; with `--dry-run`: flash / skip_same /
+    /// skip_unsupported.
+    action: &'static str,
+    bytes: u32,
+    reason: String,
+}
+
+impl SectionJson {
+    fn outcome(o: &SectionOutcome) -> Self {
+        let action = match o.action {
+            Outcome::Flashed => "flashed",
+            Outcome::SkippedSame => "skipped_same",
+            Outcome::SkippedUnsupported => "skipped_unsupported",
+        };
+        Self { section: o.section, action, bytes: o.bytes, reason: o.reason.clone() }
+    }
+
+    fn planned(p: &flash::PlannedSection) -> Self {
+        let action = match p.action {
+            Action::Flash | Action::FlashIfChanged => "flash",
+            Action::SkipSame => "skip_same",
+            Action::SkipUnsupported => "skip_unsupported",
+        };
+        Self { section: p.section, action, bytes: p.bytes, reason: p.reason.to_owned() }
+    }
+}
+
+impl Job for FwUpdate {
+    type Output = UpdateJson;
+
+    fn run<F: PciFunction>(self, session: &mut Session<F>) -> CliResult<UpdateJson> {
+        require_physical_function(session, "a firmware update")?;
+        let device = session.device.describe();
+        let mbox = &mut session.mbox;
+        let chip = flash::read_chip(mbox).map_err(|e| fw_error("cannot identify the adapter", &e))?;
+        let path = flash::flash_path(chip).map_err(|e| fw_error("", &e))?;
+        if path == FlashPath::ObjectDownload {
+            return self.run_object(session);
+        }
+        if let Some(e) = &self.parse_error {
+            return Err(self.not_flashable(e));
+        }
+        let image = UfiImage::parse(self.map.as_slice()).map_err(|e| self.not_flashable(&e))?;
+        let adapter =
+            flash::read_adapter(mbox).map_err(|e| fw_error("cannot read the adapter's firmware state", &e))?;
+        let mut plan = flash::plan(&image, &adapter, self.policy).map_err(|e| fw_error("refusing to flash", &e))?;
+        // Read-only CRC queries: exactly which sections differ, before asking anything.
+        let mode = flash::check_crcs(mbox, &image, &mut plan)
+            .map_err(|e| fw_error("cannot compare the image with the flash", &e))?;
+        let to_write: Vec<&flash::PlannedSection> = plan.candidates().collect();
+        let bytes: u64 = to_write.iter().map(|s| u64::from(s.bytes)).sum();
+
+        if self.dry_run || to_write.is_empty() {
+            let profiles = read_profiles(mbox).ok().map(|p| ProfilePair::of(&p));
+            return Ok(UpdateJson {
+                changed: !to_write.is_empty(),
+                dry_run: self.dry_run,
+                file: self.file.clone(),
+                image_version: Some(plan.image_version.clone()),
+                version_change: Some(plan.version_change),
+                reset_required: adapter.running != adapter.stored,
+                firmware: FirmwareVersions { running: adapter.running.clone(), stored: adapter.stored.clone() },
+                profile: profiles,
+                sections: plan.sections.iter().map(SectionJson::planned).collect(),
+                bytes_written: 0,
+                mode: Some(mode),
+                fell_back: mode == flash::FlashMode::OpType,
+                activation: None,
+            });
+        }
+
+        confirm(
+            self.yes,
+            &format!(
+                "flash firmware {} onto {device} ({} section{}, {:.1} MiB; it runs {} now)",
+                plan.image_version,
+                to_write.len(),
+                if to_write.len() == 1 { "" } else { "s" },
+                bytes as f64 / f64::from(1u32 << 20),
+                adapter.running
+            ),
+        )?;
+        stop_point("flash the image")?;
+        let mut progress = Progress::new(self.quiet, &plan);
+        let report = flash::flash_ufi(mbox, &image, &plan, &mut progress);
+        progress.finish();
+        let report = report.map_err(|e| fw_error("the firmware update failed", &e))?;
+        let profiles = read_profiles(mbox).ok().map(|p| ProfilePair::of(&p));
+        Ok(UpdateJson {
+            changed: report.changed,
+            dry_run: false,
+            file: self.file.clone(),
+            image_version: Some(plan.image_version.clone()),
+            version_change: Some(plan.version_change),
+            reset_required: report.reset_required,
+            firmware: FirmwareVersions { running: report.running.clone(), stored: report.stored.clone() },
+            profile: profiles,
+            sections: report.sections.iter().map(SectionJson::outcome).collect(),
+            bytes_written: report.bytes_written,
+            mode: Some(report.mode),
+            fell_back: report.fell_back,
+            activation: None,
+        })
+    }
+}
+
+impl FwUpdate {
+    /// The Lancer path: the raw file to the "/prg" object (ufi-firmware.md §4).
+    fn run_object<F: PciFunction>(&self, session: &mut Session<F>) -> CliResult<UpdateJson> {
+        let bytes = self.map.as_slice();
+        flash::object_len(bytes).map_err(|e| fw_error("refusing to download the object", &e))?;
+        if self.dry_run {
+            return Err(CliError::new(
+                ErrorKind::Usage,
+                "--dry-run is not available for Lancer object downloads: the adapter alone decides what changes",
+            ));
+        }
+        confirm(
+            self.yes,
+            &format!(
+                "download {} ({} bytes) to {}'s firmware",
+                self.file.display(),
+                bytes.len(),
+                session.device.describe()
+            ),
+        )?;
+        stop_point("download the firmware")?;
+        let mut progress = Progress::object(self.quiet, bytes.len() as u64);
+        let report = flash::download_object(&mut session.mbox, bytes, &mut progress);
+        progress.finish();
+        let report = report.map_err(|e| fw_error("the firmware download failed", &e))?;
+        let versions = session
+            .mbox
+            .execute(&GetFwVersion)
+            .map_err(|e| crate::session::mailbox_error("cannot read the firmware versions", &e))?;
+        Ok(UpdateJson {
+            changed: true,
+            dry_run: false,
+            file: self.file.clone(),
+            image_version: None,
+            version_change: None,
+            reset_required: report.reset_required,
+            firmware: FirmwareVersions::of(&versions),
+            profile: None,
+            sections: Vec::new(),
+            bytes_written: report.bytes,
+            mode: None,
+            fell_back: false,
+            activation: Some(report.activation),
+        })
+    }
+}
+
+/// Progress on stderr: a bar on a terminal, a line per section otherwise, nothing with `--json`.
+struct Progress {
+    bar: Option<ProgressBar>,
+    lines: bool,
+    done: u64,
+}
+
+impl Progress {
+    fn new(quiet: bool, plan: &FlashPlan) -> Self {
+        Self::with_total(quiet, plan.sections.iter().map(|s| u64::from(s.bytes)).sum())
+    }
+
+    fn object(quiet: bool, total: u64) -> Self {
+        Self::with_total(quiet, total)
+    }
+
+    fn with_total(quiet: bool, total: u64) -> Self {
+        let tty = std::io::stderr().is_terminal();
+        let bar = (!quiet && tty).then(|| {
+            let bar = ProgressBar::new(total);
+            let style = ProgressStyle::with_template("{msg:24} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar());
+            bar.set_style(style.progress_chars("=> "));
+            bar
+        });
+        Self { bar, lines: !quiet && !tty, done: 0 }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl FlashObserver for Progress {
+    fn section_started(&mut self, section: SectionRef, bytes: u32) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(section.image_type.name().to_owned());
+        }
+        if self.lines {
+            eprintln!("ocetool: writing {} ({bytes} bytes)", section.image_type.name());
+        }
+    }
+
+    fn bytes_sent(&mut self, _section: SectionRef, sent: u32, _total: u32) {
+        if let Some(bar) = &self.bar {
+            bar.set_position(self.done + u64::from(sent));
+        }
+    }
+
+    fn section_done(&mut self, outcome: &SectionOutcome) {
+        self.done += u64::from(outcome.bytes);
+        if let Some(bar) = &self.bar {
+            bar.set_position(self.done);
+        }
+        if self.lines {
+            let what = match outcome.action {
+                Outcome::Flashed => "flashed",
+                Outcome::SkippedSame => "already on flash",
+                Outcome::SkippedUnsupported => "skipped",
+            };
+            eprintln!("ocetool: {}: {what}", outcome.section.image_type.name());
+        }
+    }
+
+    fn object_progress(&mut self, sent: u64, _total: u64) {
+        if let Some(bar) = &self.bar {
+            bar.set_position(sent);
+        }
+    }
+
+    fn should_stop(&self) -> bool {
+        signals::pending().is_some()
+    }
+}
+
+/// Maps a firmware-layer error to the CLI's exit codes: an image or a policy refused is 4, an
+/// adapter ocetool cannot flash is 3, a stop request 130/143, a device or firmware failure 1.
+pub fn fw_error(context: &str, e: &FirmwareError) -> CliError {
+    use FirmwareError as E;
+    let kind = match e {
+        E::Io(oce_pci::PciError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            ErrorKind::Usage
+        }
+        E::Stopped { .. } => match signals::pending() {
+            Some(signals::Signal::Terminate) => ErrorKind::Terminated,
+            _ => ErrorKind::Interrupted,
+        },
+        E::UnknownDevice { .. } | E::UnsupportedChip { .. } => ErrorKind::NoDevice,
+        E::Device { .. }
+        | E::CrcQueryFailed { .. }
+        | E::FlashIncomplete { .. }
+        | E::SignatureMissing { .. }
+        | E::SignatureInvalid { .. }
+        | E::CrcMismatch { .. }
+        | E::WriteRejected { .. }
+        | E::WriteFailed { .. }
+        | E::ObjectOverrun { .. }
+        | E::ObjectNoProgress { .. }
+        | E::ObjectWriteFailed { .. }
+        | E::ObjectCommitFailed { .. }
+        | E::Io(_) => ErrorKind::Failed,
+        _ => ErrorKind::Refused,
+    };
+    // For a file that cannot be read, the OS error is the symptom worth the one line.
+    let err = match e {
+        E::Io(io) => CliError::from_error(kind, context, io),
+        _ => CliError::from_error(kind, context, e),
+    };
+    match e {
+        E::Downgrade { .. } | E::VersionUnordered { .. } => err.hint("pass --allow-downgrade to flash it anyway"),
+        E::Stopped { .. } => {
+            err.hint("the sections written are complete; run the same `ocetool fw update` again to finish")
+        }
+        _ => err,
+    }
+}
+
+impl Report for UpdateJson {
+    fn text(&self) -> String {
+        let mut out = String::new();
+        let version = self.image_version.clone().unwrap_or_else(|| "(object download)".into());
+        match (self.dry_run, self.changed) {
+            (true, true) => out.push_str(&format!("Dry run: flashing {version} would write these sections:\n")),
+            (true, false) | (false, false) => {
+                out.push_str(&format!("Nothing to do: the adapter already holds every section of {version}.\n"));
+            }
+            (false, true) => out.push_str(&format!(
+                "Flashed {version}: {:.1} MiB written{}.\n",
+                self.bytes_written as f64 / f64::from(1u32 << 20),
+                if self.fell_back { " (the adapter refused offset mode; op types were used)" } else { "" }
+            )),
+        }
+        for s in &self.sections {
+            let action = match s.action {
+                "flashed" => "flashed",
+                "flash" => "would flash",
+                "skipped_same" | "skip_same" => "already on flash",
+                _ => "skipped",
+            };
+            out.push_str(&format!(
+                "  {:02x}  {:<26} {:>9} bytes  {action}\n",
+                s.section.image_type.raw(),
+                s.section.image_type.name(),
+                s.bytes
+            ));
+        }
+        out.push_str(&format!("Firmware: running {}, stored {}\n", self.firmware.running, self.firmware.stored));
+        if self.reset_required && !self.dry_run {
+            out.push_str("Reset required: run `ocetool reset` (or reboot) to run the new firmware.\n");
+        }
+        out
+    }
+}

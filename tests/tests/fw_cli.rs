@@ -1,0 +1,216 @@
+//! Issue 5 through the CLI binary: `fw update` of a new image on a fresh emulator, the rerun that
+//! changes nothing, activation by reset, every rejection with its exit code, the adapter's own CRC
+//! refusal, and a flash killed in mid-section.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use oce_firmware::build::{EntryPatch, ImageBuilder};
+use oce_firmware::dir::ImageType;
+use oce_tests::{emu_arg, ocetool, ocetool_bin};
+use serde_json::Value;
+
+/// The emulator's factory firmware version (emulator/src/assumptions.rs).
+const FACTORY: &str = "11.1.172.23";
+const NEW: &str = "11.2.0.9";
+
+struct Setup {
+    dir: tempfile::TempDir,
+    dev: String,
+}
+
+impl Setup {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let dev = emu_arg(&dir.path().join("emu"));
+        assert_eq!(ocetool(&["--device", &dev, "emulator", "init"]).code, 0);
+        Self { dir, dev }
+    }
+
+    fn image(&self, name: &str, builder: ImageBuilder) -> PathBuf {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, builder.build().unwrap()).unwrap();
+        path
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let mut all = vec!["--device", self.dev.as_str()];
+        all.extend_from_slice(args);
+        all.push("--json");
+        let r = ocetool(&all);
+        assert_eq!(r.code, 0, "{args:?}:\n{}{}", r.stdout, r.stderr);
+        r.json()
+    }
+
+    fn update(&self, file: &Path, extra: &[&str]) -> oce_tests::Run {
+        let mut args = vec!["--device", self.dev.as_str(), "fw", "update", file.to_str().unwrap(), "--yes", "--json"];
+        args.extend_from_slice(extra);
+        ocetool(&args)
+    }
+
+    fn flash(&self) -> Vec<u8> {
+        std::fs::read(self.dir.path().join("emu/flash.bin")).unwrap()
+    }
+}
+
+#[test]
+fn new_image_flashes_then_the_rerun_changes_nothing_then_reset_runs_it() {
+    let s = Setup::new();
+    let file = s.image("new.ufi", ImageBuilder::new(NEW));
+    let r = s.update(&file, &[]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let u = r.json();
+    assert_eq!(u["changed"], true);
+    assert_eq!(u["reset_required"], true);
+    let sections = u["sections"].as_array().unwrap();
+    assert!(!sections.is_empty());
+    for sec in sections {
+        assert!(sec["type"].is_u64() && sec["name"].is_string() && sec["bytes"].is_u64(), "{sec}");
+    }
+    let flashed: Vec<&str> =
+        sections.iter().filter(|x| x["action"] == "flashed").map(|x| x["name"].as_str().unwrap()).collect();
+    assert!(flashed.contains(&"firmware") && flashed.contains(&"flash directory"), "{flashed:?}");
+    assert_eq!((u["firmware"]["running"].as_str(), u["firmware"]["stored"].as_str()), (Some(FACTORY), Some(NEW)));
+
+    let q = s.json(&["query"]);
+    assert_eq!((q["firmware"]["running"].as_str(), q["firmware"]["stored"].as_str()), (Some(FACTORY), Some(NEW)));
+    assert_eq!(q["reset_required"], true);
+
+    // The same file again: every section already on flash, nothing written.
+    let again = s.update(&file, &[]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let again = again.json();
+    assert_eq!(again["changed"], false);
+    assert!(again["sections"].as_array().unwrap().iter().all(|x| x["action"] != "flashed" && x["action"] != "flash"));
+
+    let reset = s.json(&["reset", "--yes"]);
+    assert_eq!(reset["firmware"]["running"], NEW);
+    let q = s.json(&["query"]);
+    assert_eq!((q["firmware"]["running"].as_str(), q["firmware"]["stored"].as_str()), (Some(NEW), Some(NEW)));
+    assert_eq!(q["reset_required"], false);
+}
+
+#[test]
+fn without_yes_in_a_script_nothing_is_written() {
+    let s = Setup::new();
+    let file = s.image("new.ufi", ImageBuilder::new(NEW));
+    let before = s.flash();
+    let r = ocetool(&["--device", &s.dev, "fw", "update", file.to_str().unwrap()]);
+    assert_eq!(r.code, 4, "{}", r.stderr);
+    assert_eq!(s.flash(), before);
+    let dry = s.json(&["fw", "update", file.to_str().unwrap(), "--dry-run"]);
+    assert_eq!((dry["dry_run"].as_bool(), dry["changed"].as_bool()), (Some(true), Some(true)));
+    assert_eq!(s.flash(), before, "a dry run writes nothing");
+}
+
+#[test]
+fn older_images_need_allow_downgrade() {
+    let s = Setup::new();
+    let old = s.image("old.ufi", ImageBuilder::new("10.6.193.31"));
+    let r = s.update(&old, &[]);
+    assert_eq!(r.code, 4);
+    assert!(r.json()["error"]["message"].as_str().unwrap().contains("--allow-downgrade"));
+    let r = s.update(&old, &["--allow-downgrade"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert_eq!(r.json()["firmware"]["stored"], "10.6.193.31");
+}
+
+/// Each rejection of issue 5, with the exit code and a phrase of the one-line message.
+#[test]
+fn every_rejection_has_its_exit_code_and_touches_nothing() {
+    let s = Setup::new();
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("wrong chip (build '3')", ImageBuilder::new(NEW).chip_char(b'3').build().unwrap(), "not compatible"),
+        ("asic revision too low", ImageBuilder::new(NEW).asic_type_rev(0x0F).build().unwrap(), "not compatible"),
+        ("no cookie", ImageBuilder::new(NEW).cookie(None).build().unwrap(), "cookie"),
+        ("truncated file", ImageBuilder::new(NEW).truncate(100_000).build().unwrap(), "not a flashable image"),
+        (
+            "section past the end",
+            ImageBuilder::new(NEW).patch_entry(ImageType::FirmwareIscsi, EntryPatch::PastEof).build().unwrap(),
+            "not a flashable image",
+        ),
+        ("huge num_imgs", ImageBuilder::new(NEW).num_imgs_field(0x7FFF_FFFF).build().unwrap(), "not a flashable image"),
+        ("empty file", Vec::new(), "not a flashable image"),
+        ("more than 32 entries", ImageBuilder::new(NEW).num_images_field(33).build().unwrap(), "not a flashable image"),
+    ];
+    let before = s.flash();
+    for (what, bytes, phrase) in cases {
+        let path = s.dir.path().join("bad.ufi");
+        std::fs::write(&path, &bytes).unwrap();
+        let r = s.update(&path, &[]);
+        assert_eq!(r.code, 4, "{what}: {}", r.stdout);
+        let msg = r.json()["error"]["message"].as_str().unwrap().to_owned();
+        assert!(msg.to_lowercase().contains(phrase), "{what}: {msg}");
+        assert!(!msg.contains('\n'), "{what}: one line");
+        assert_eq!(s.flash(), before, "{what}: flash untouched");
+    }
+}
+
+#[test]
+fn a_wrong_crc_trailer_is_refused_by_the_adapter_and_flash_is_untouched() {
+    let s = Setup::new();
+    let file = s.image("badcrc.ufi", ImageBuilder::new(NEW).corrupt_crc(ImageType::FirmwareIscsi));
+    let inspect = s.json(&["fw", "inspect", file.to_str().unwrap()]);
+    assert_eq!(inspect["flashable"], true, "the CRC model alone never refuses an image");
+    let before = s.flash();
+    let r = s.update(&file, &[]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    let msg = r.json()["error"]["message"].as_str().unwrap().to_owned();
+    assert!(msg.contains("CRC"), "{msg}");
+    // The section the adapter refused is exactly as before.
+    let fw = ImageBuilder::new(NEW).directory().entry(ImageType::FirmwareIscsi).unwrap().clone();
+    let range = fw.offset as usize..(fw.offset + fw.pad_size) as usize;
+    assert_eq!(s.flash()[range.clone()], before[range]);
+    assert_eq!(s.json(&["query"])["firmware"]["stored"], FACTORY);
+}
+
+#[test]
+fn a_flash_killed_in_mid_section_leaves_the_adapter_bootable_and_a_rerun_completes() {
+    let s = Setup::new();
+    let file = s.image("new.ufi", ImageBuilder::new(NEW));
+    s.json(&["emulator", "fault", "set", "slow-flash=20"]);
+    let mut child = Command::new(ocetool_bin())
+        .args(["--device", &s.dev, "fw", "update", file.to_str().unwrap(), "--yes"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The firmware section is 512 KiB = 16 chunks of 20 ms: kill after a few of them.
+    let started = Instant::now();
+    std::thread::sleep(Duration::from_millis(150));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+
+    s.json(&["emulator", "fault", "clear", "--all"]);
+    s.json(&["emulator", "power-cycle"]);
+    let q = s.json(&["query"]);
+    let running = q["firmware"]["running"].as_str().unwrap().to_owned();
+    assert!(running == FACTORY || running == NEW, "boots old or new firmware, got {running}");
+
+    let r = s.update(&file, &[]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    s.json(&["reset", "--yes"]);
+    let q = s.json(&["query"]);
+    assert_eq!((q["firmware"]["running"].as_str(), q["firmware"]["stored"].as_str()), (Some(NEW), Some(NEW)));
+}
+
+#[test]
+fn build_and_inspect_from_the_cli() {
+    let s = Setup::new();
+    let out = s.dir.path().join("built.ufi");
+    let b = s.json(&["fw", "build", "--version", NEW, "-o", out.to_str().unwrap()]);
+    assert_eq!(b["version"], NEW);
+    let i = s.json(&["fw", "inspect", out.to_str().unwrap()]);
+    assert_eq!(i["chip"], "skyhawk");
+    assert_eq!(i["version"], NEW);
+    assert_eq!(i["flashable"], true);
+    for sec in i["sections"].as_array().unwrap() {
+        for key in ["type", "name", "optype", "offset", "size", "crc_ok"] {
+            assert!(sec.get(key).is_some(), "{key} in {sec}");
+        }
+    }
+    assert!(i["problems"].as_array().unwrap().is_empty());
+}

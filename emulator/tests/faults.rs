@@ -129,6 +129,19 @@ fn gone_reads_all_ones_through_the_spec() {
 }
 
 #[test]
+fn power_lost_lasts_until_a_power_cycle_but_gone_does_not_end_there() {
+    let (_d, emu) = fresh();
+    set(&emu, "power-lost");
+    assert_eq!((semaphore(&emu), rdy(&db(&emu))), (u32::MAX, u32::MAX));
+    emu.power_cycle().unwrap();
+    assert!(emu.faults().is_clear(), "power is back");
+    assert_ne!(semaphore(&emu), u32::MAX);
+    set(&emu, "gone");
+    emu.power_cycle().unwrap();
+    assert_eq!(semaphore(&emu), u32::MAX, "a device gone from the bus stays gone until cleared");
+}
+
+#[test]
 fn a_forced_status_is_in_the_completion_and_the_header_and_nothing_runs() {
     let (_d, emu) = fresh();
     set(&emu, "status=1:35:3:0x4d");

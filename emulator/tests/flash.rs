@@ -259,6 +259,10 @@ fn a_directory_committed_to_a_flash_without_one_is_found() {
     let image = ImageBuilder::new("13.0.0.0").build_flash().unwrap();
     send_section(&mut mbox, &image, DIRECTORY, FlashOpType::OffsetSpecified, Mode::OffsetAt(0x2000)).unwrap();
     assert_eq!(mbox.execute(&GetFwVersion).unwrap().on_flash, "13.0.0.0");
+    // A directory written before the one found comes first.
+    let image = ImageBuilder::new("14.0.0.0").build_flash().unwrap();
+    send_section(&mut mbox, &image, DIRECTORY, FlashOpType::OffsetSpecified, Mode::Offset).unwrap();
+    assert_eq!(mbox.execute(&GetFwVersion).unwrap().on_flash, "14.0.0.0");
 }
 
 #[test]

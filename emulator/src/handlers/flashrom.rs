@@ -57,22 +57,28 @@ pub(super) fn read_flashrom(
 /// WRITE_FLASHROM: one chunk of a section. The request is read in place — its parameter block
 /// (`flashrom_params` @16, the layout READ_FLASHROM shares, ufi-firmware.md §3.2) through the
 /// shared codec, the chunk as a slice of the host's buffer — so the chunk is copied once, into
-/// the staging buffer.
+/// the staging buffer. A refused chunk drops the staged section.
 pub(super) fn write_flashrom(model: &mut Model, hdr: &RequestHeader, buf: &[u8]) -> Reply {
     check_header::<WriteFlashrom<'static>>(hdr)?;
     chunk_faults(model)?;
+    let result = write_chunk(model, hdr, buf);
+    if result.is_err() {
+        model.staging.clear();
+    }
+    result.map(|()| Vec::new())
+}
+
+/// Stages the chunk in `buf`, and commits the section when it is the FLASH op.
+fn write_chunk(model: &mut Model, hdr: &RequestHeader, buf: &[u8]) -> Result<(), CompletionStatus> {
     let params = ReadFlashrom::decode(&mut Reader::at(buf, HEADER_LEN)).map_err(|_| base(STATUS_BAD_LENGTH))?;
     let len = params.data_buf_size as usize;
     if len > WriteFlashrom::CHUNK {
-        model.staging.clear();
         return Err(illegal_field());
     }
     // The chunk must lie inside the request the header declares.
     let declared = HEADER_LEN.saturating_add(hdr.request_length as usize).min(buf.len());
-    let data = buf
-        .get(WriteFlashrom::DATA_OFFSET..WriteFlashrom::DATA_OFFSET + len)
-        .filter(|_| WriteFlashrom::DATA_OFFSET + len <= declared);
-    let Some(data) = data else { return Err(base(STATUS_BAD_LENGTH)) };
+    let end = WriteFlashrom::DATA_OFFSET + len;
+    let data = buf.get(WriteFlashrom::DATA_OFFSET..end).filter(|_| end <= declared).ok_or(base(STATUS_BAD_LENGTH))?;
     let at = match params.op_type {
         FlashOpType::OffsetSpecified if model.state.faults.no_offset_mode => return Err(illegal_field()),
         FlashOpType::OffsetSpecified => Chunk::Offset(u64::from(params.offset)),
@@ -81,17 +87,11 @@ pub(super) fn write_flashrom(model: &mut Model, hdr: &RequestHeader, buf: &[u8])
     let commit = match params.op_code {
         FlashromOp::Save => false,
         FlashromOp::Flash => true,
-        _ => {
-            model.staging.clear();
-            return Err(illegal_field());
-        }
+        _ => return Err(illegal_field()),
     };
     let flash = &model.flash;
     model.staging.stage(at, data, |op_type| flash.region(op_type)).map_err(|_| illegal_field())?;
-    if commit {
-        commit_section(model)?;
-    }
-    Ok(Vec::new())
+    if commit { commit_section(model) } else { Ok(()) }
 }
 
 /// The FLASH op: checks the staged section's CRC trailer (design.md §6), then writes it to

@@ -67,8 +67,10 @@ impl CliError {
         Self { kind, message: message.into(), causes: Vec::new() }
     }
 
-    /// An error whose causes are the `source()` chain of `err`; the message is `context` followed
-    /// by the error's own text, so the one line names both the operation and the symptom.
+    /// An error whose causes are the `source()` chain of `err`. The one-line message is
+    /// `context`, the error's own text and then each cause, so it names the operation that failed
+    /// and the symptom underneath (a CRC query that failed *because* the completion lacked VALID
+    /// says both). A cause whose text an outer message already contains is not repeated.
     pub fn from_error(kind: ErrorKind, context: &str, err: &(dyn std::error::Error + 'static)) -> Self {
         let mut causes = Vec::new();
         let mut source = err.source();
@@ -76,7 +78,13 @@ impl CliError {
             causes.push(e.to_string());
             source = e.source();
         }
-        let message = if context.is_empty() { err.to_string() } else { format!("{context}: {err}") };
+        let mut message = if context.is_empty() { err.to_string() } else { format!("{context}: {err}") };
+        for cause in &causes {
+            if !message.contains(cause.as_str()) {
+                message.push_str(": ");
+                message.push_str(cause);
+            }
+        }
         Self { kind, message, causes }
     }
 

@@ -166,3 +166,38 @@ fn post_that_never_completes_after_reset_names_the_stage() {
     json(&dev, &["emulator", "fault", "clear", "--all"]);
     assert_eq!(json(&dev, &["reset", "--yes"])["changed"], true);
 }
+
+fn interrupted_flash(sig: i32, code: i32) {
+    let (dir, dev) = fresh();
+    let image = dir.path().join("new.ufi");
+    std::fs::write(&image, oce_firmware::build::ImageBuilder::new("11.2.0.9").build().unwrap()).unwrap();
+    // 20 ms a chunk: the 512 KiB firmware section alone takes about 320 ms.
+    json(&dev, &["emulator", "fault", "set", "slow-flash=20"]);
+    let child = spawn(&dev, &["fw", "update", image.to_str().unwrap(), "--yes"]);
+    std::thread::sleep(Duration::from_millis(150));
+    signal(&child, sig);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{stderr}");
+    let last = stderr.trim_end().lines().last().unwrap_or_default().to_owned();
+    assert!(last.contains("run the same `ocetool fw update` again"), "says how to resume: {last}");
+    // The section in flight was finished: the adapter boots, and the lock is free at once.
+    json(&dev, &["emulator", "fault", "clear", "--all"]);
+    let r = ocetool(&["--device", &dev, "--wait", "0", "fw", "update", image.to_str().unwrap(), "--yes", "--json"]);
+    assert_eq!(r.code, 0, "the rerun completes: {}", r.stdout);
+    let flashed: Vec<Value> =
+        r.json()["sections"].as_array().unwrap().iter().filter(|s| s["action"] == "flashed").cloned().collect();
+    assert!(flashed.iter().all(|s| s["name"] != "firmware"), "the firmware section was already complete: {flashed:?}");
+    json(&dev, &["emulator", "power-cycle"]);
+    assert_eq!(json(&dev, &["query"])["firmware"]["running"], "11.2.0.9");
+}
+
+#[test]
+fn sigint_during_fw_update_finishes_the_section_and_exits_130() {
+    interrupted_flash(2, 130);
+}
+
+#[test]
+fn sigterm_during_fw_update_finishes_the_section_and_exits_143() {
+    interrupted_flash(15, 143);
+}

@@ -75,8 +75,8 @@
 //!   ILLEGAL_FIELD and drops the staging. At commit the CRC of the staged section's first
 //!   `len − 4` bytes must match its trailer, else FAILED with additional 0x4D (which base status
 //!   real firmware pairs with 0x4D is not public) and flash is untouched; otherwise the section
-//!   is written to flash.bin and, by default, fdatasync'd ([`crate::FlashDurability`]) before
-//!   the answer. The flash directory (type 0xD2, op type 23) is a section like any other, so
+//!   is written to flash.bin (the page cache: it outlives any ocetool process; a host OS crash is
+//!   not modelled, [`crate::FlashDurability`]) before the answer. The flash directory (type 0xD2, op type 23) is a section like any other, so
 //!   committing one changes the stored version at once; the running one changes at POST. A
 //!   chip reset, a power cycle and a power loss drop the staging (firmware RAM).
 //! - **Flash faults**: every WRITE_FLASHROM the firmware receives counts as a chunk for

@@ -225,7 +225,7 @@ impl Emulator {
     }
 
     /// How far a committed flash section goes before the FLASH op answers (not persisted; by
-    /// default [`FlashDurability::Synced`]).
+    /// default [`FlashDurability::PageCache`]).
     pub fn set_flash_durability(&self, durability: FlashDurability) {
         self.model().flash.durability = durability;
     }

@@ -201,3 +201,35 @@ fn sigint_during_fw_update_finishes_the_section_and_exits_130() {
 fn sigterm_during_fw_update_finishes_the_section_and_exits_143() {
     interrupted_flash(15, 143);
 }
+
+#[test]
+fn sigint_during_a_post_wait_ends_it_at_once() {
+    let (_d, dev) = fresh();
+    json(&dev, &["emulator", "fault", "set", "post-stuck=0x0002"]);
+    let started = Instant::now();
+    let child = spawn(&dev, &["query"]); // the default POST wait is 60 s
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&child, 2);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(10), "did not wait out the POST timeout");
+    assert!(stderr.contains("nothing was changed"), "{stderr}");
+}
+
+#[test]
+fn a_signal_after_the_change_completes_and_says_so() {
+    let (dir, dev) = fresh();
+    let roce2 = profile_id(&dev, "RoCE-2 (NIC+RoCE)");
+    // SET_ACTIVE_PROFILE itself takes 800 ms: the signal arrives while it is in flight.
+    json(&dev, &["emulator", "fault", "set", "slow=1:168:800"]);
+    let child = spawn(&dev, &["set-profile", "roce", "--yes"]);
+    wait_until("SET_ACTIVE_PROFILE to be stored", || next_profile_in_state(dir.path()) == roce2);
+    signal(&child, 15);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{stderr}");
+    assert!(stderr.contains("had finished"), "{stderr}");
+    json(&dev, &["emulator", "fault", "clear", "--all"]);
+    assert_eq!(json(&dev, &["query"])["profile"]["next"]["id"].as_u64(), Some(roce2));
+}

@@ -37,6 +37,31 @@ impl FirmwareVersions {
     }
 }
 
+/// What runs after a change: the firmware versions and the function mode (whose RDMA bit is
+/// `roce_enabled`), read back from the adapter.
+#[derive(Debug, Clone)]
+pub struct RunningState {
+    pub firmware: FirmwareVersions,
+    pub function_mode: oce_mailbox::commands::FunctionMode,
+}
+
+impl RunningState {
+    pub fn read<F: oce_pci::PciFunction>(mbox: &mut oce_mailbox::BootstrapMailbox<F>) -> crate::error::CliResult<Self> {
+        use crate::session::mailbox_error;
+        use oce_mailbox::commands::{GetFwVersion, QueryFirmwareConfig};
+        let versions =
+            mbox.execute(&GetFwVersion).map_err(|e| mailbox_error("cannot read the firmware versions", &e))?;
+        let config =
+            mbox.execute(&QueryFirmwareConfig).map_err(|e| mailbox_error("cannot read the function mode", &e))?;
+        Ok(Self { firmware: FirmwareVersions::of(&versions), function_mode: config.function_mode })
+    }
+
+    /// Firmware on flash that does not run yet.
+    pub fn firmware_pending(&self) -> bool {
+        self.firmware.running != self.firmware.stored
+    }
+}
+
 /// A profile reference `{id, name, roce}`.
 #[derive(Debug, Clone, Serialize)]
 pub struct ProfileRef {

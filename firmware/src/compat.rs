@@ -10,46 +10,17 @@ use crate::error::FirmwareError;
 /// The ASIC revision boundary between "A0" and "B0" (BE3-R / Skyhawk-R) in both drivers.
 pub const ASIC_REV_B0: u8 = 0x10;
 
-/// A OneConnect chip generation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Chip {
-    /// BladeEngine 2.
-    Be2,
-    /// BladeEngine 3.
-    Be3,
-    /// Skyhawk (OCe14000).
-    Skyhawk,
-    /// Lancer: takes `.grp` objects through WRITE_OBJECT, never UFIs (ufi-firmware.md §4).
-    Lancer,
-}
+pub use oce_pci::Chip;
 
-impl Chip {
-    /// The chip a `build[0]` character names (ufi-firmware.md §1.5).
-    #[doc(alias = "BLD_STR_UFI_TYPE_SH")]
-    pub fn from_build_char(c: u8) -> Option<Self> {
-        match c {
-            b'2' => Some(Self::Be2),
-            b'3' => Some(Self::Be3),
-            b'4' => Some(Self::Skyhawk),
-            _ => None,
-        }
-    }
-
-    /// A short lower-case name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Be2 => "be2",
-            Self::Be3 => "be3",
-            Self::Skyhawk => "skyhawk",
-            Self::Lancer => "lancer",
-        }
-    }
-}
-
-impl fmt::Display for Chip {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+/// The chip a UFI's `build[0]` character names: '2' BE2, '3' BE3, '4' Skyhawk (ufi-firmware.md
+/// §1.5, be2net `BLD_STR_UFI_TYPE_*`). Lancer takes `.grp` objects, never UFIs.
+#[doc(alias = "BLD_STR_UFI_TYPE_SH")]
+pub fn chip_from_build_char(c: u8) -> Option<Chip> {
+    match c {
+        b'2' => Some(Chip::Be2),
+        b'3' => Some(Chip::Be3),
+        b'4' => Some(Chip::Skyhawk),
+        _ => None,
     }
 }
 
@@ -82,7 +53,7 @@ pub struct ImageTarget {
 impl ImageTarget {
     /// The chip `build[0]` names.
     pub fn chip(&self) -> Option<Chip> {
-        Chip::from_build_char(self.chip_char)
+        chip_from_build_char(self.chip_char)
     }
 }
 
@@ -118,7 +89,7 @@ pub enum Incompatibility {
 impl fmt::Display for Incompatibility {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::WrongChip { chip_char, adapter } => match Chip::from_build_char(*chip_char) {
+            Self::WrongChip { chip_char, adapter } => match chip_from_build_char(*chip_char) {
                 Some(chip) => write!(
                     f,
                     "the image is for {chip} (build[0] {:?}), the adapter is {adapter}",

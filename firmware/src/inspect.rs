@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::compat::Chip;
+use crate::compat::{self, Chip};
 use crate::crc;
 use crate::dir::{DirectoryLayout, FlashDirectory, SectionEntry};
 use crate::error::FirmwareError;
@@ -203,7 +203,7 @@ pub fn inspect_image(image: &UfiImage<'_>) -> InspectReport {
             &mut problems,
         ));
     }
-    if Chip::from_build_char(header.chip_char()) != Some(Chip::Skyhawk) {
+    if compat::chip_from_build_char(header.chip_char()) != Some(Chip::Skyhawk) {
         problems.insert(0, Problem::NotSkyhawk { chip_char: header.chip_char() });
     }
     report.flashable = problems.iter().all(|p| p.severity() < Severity::Error);
@@ -272,7 +272,7 @@ impl InspectReport {
 fn header_report(bytes: &[u8], header: &FileHeader) -> InspectReport {
     let mut report = InspectReport::empty(bytes.len());
     report.header_format = Some(header.generation());
-    report.chip = Chip::from_build_char(header.chip_char());
+    report.chip = compat::chip_from_build_char(header.chip_char());
     report.build = Some(header.build_string());
     report.version = Some(header.version());
     report.asic_type_rev = header.asic_type_rev();

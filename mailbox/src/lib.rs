@@ -14,6 +14,7 @@
 
 pub mod adapter;
 pub mod clock;
+mod codes;
 pub mod command;
 pub mod commands;
 mod driver;

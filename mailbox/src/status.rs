@@ -2,102 +2,89 @@
 
 use std::fmt;
 
-macro_rules! status_enum {
-    (
-        $(#[$meta:meta])*
-        $name:ident($raw:ty) { $( $(#[$vmeta:meta])* $variant:ident = $value:expr, $cname:literal; )* }
-    ) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum $name {
-            $( $(#[$vmeta])* #[doc(alias = $cname)] $variant, )*
-            /// A code no public source names; the raw value is kept (style.md rule 9).
-            Unknown($raw),
-        }
+use crate::codes::code_enum;
 
-        impl $name {
-            /// Decodes a raw code.
-            pub fn from_raw(raw: $raw) -> Self {
-                match raw {
-                    $( $value => Self::$variant, )*
-                    other => Self::Unknown(other),
-                }
-            }
-
-            /// The raw code as the device sends it.
-            pub fn raw(self) -> $raw {
-                match self {
-                    $( Self::$variant => $value, )*
-                    Self::Unknown(raw) => raw,
-                }
-            }
-
-            /// The C name used by the Linux driver, if the code is known.
-            pub fn c_name(self) -> Option<&'static str> {
-                match self {
-                    $( Self::$variant => Some($cname), )*
-                    Self::Unknown(_) => None,
-                }
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                match self.c_name() {
-                    Some(name) => write!(f, "{} ({})", self.raw(), name),
-                    None => write!(f, "{} (unknown)", self.raw()),
-                }
-            }
-        }
-    };
-}
-
-status_enum! {
+code_enum! {
     /// Base status: bits 15:0 of the completion status and byte 4 of the response header
     /// (spec/protocol.md §3.5, `enum mcc_base_status` in be_cmds.h).
     BaseStatus(u16) {
         /// Success.
+        #[doc(alias = "MCC_STATUS_SUCCESS")]
         Success = 0, "MCC_STATUS_SUCCESS";
         /// Generic failure.
+        #[doc(alias = "MCC_STATUS_FAILED")]
         Failed = 1, "MCC_STATUS_FAILED";
         /// Opcode or version not implemented by this firmware.
+        #[doc(alias = "MCC_STATUS_ILLEGAL_REQUEST")]
         IllegalRequest = 2, "MCC_STATUS_ILLEGAL_REQUEST";
         /// A field of the request has a value the firmware rejects.
+        #[doc(alias = "MCC_STATUS_ILLEGAL_FIELD")]
         IllegalField = 3, "MCC_STATUS_ILLEGAL_FIELD";
         /// The response does not fit the buffer.
+        #[doc(alias = "MCC_STATUS_INSUFFICIENT_BUFFER")]
         InsufficientBuffer = 4, "MCC_STATUS_INSUFFICIENT_BUFFER";
         /// The function may not issue this command.
+        #[doc(alias = "MCC_STATUS_UNAUTHORIZED_REQUEST")]
         UnauthorizedRequest = 5, "MCC_STATUS_UNAUTHORIZED_REQUEST";
         /// Not supported.
+        #[doc(alias = "MCC_STATUS_NOT_SUPPORTED")]
         NotSupported = 66, "MCC_STATUS_NOT_SUPPORTED";
         /// Feature not supported.
+        #[doc(alias = "MCC_STATUS_FEATURE_NOT_SUPPORTED")]
         FeatureNotSupported = 68, "MCC_STATUS_FEATURE_NOT_SUPPORTED";
         /// Invalid length.
+        #[doc(alias = "MCC_STATUS_INVALID_LENGTH")]
         InvalidLength = 116, "MCC_STATUS_INVALID_LENGTH";
     }
 }
 
-status_enum! {
+code_enum! {
     /// Additional status: bits 23:16 of the completion status and byte 5 of the response header
     /// (spec/protocol.md §3.5, `enum mcc_addl_status` in be_cmds.h).
     AdditionalStatus(u8) {
         /// No additional status.
         None = 0x00, "none";
         /// Resources exhausted.
+        #[doc(alias = "MCC_ADDL_STATUS_INSUFFICIENT_RESOURCES")]
         InsufficientResources = 0x16, "MCC_ADDL_STATUS_INSUFFICIENT_RESOURCES";
         /// Too many interfaces.
+        #[doc(alias = "MCC_ADDL_STATUS_TOO_MANY_INTERFACES")]
         TooManyInterfaces = 0x4A, "MCC_ADDL_STATUS_TOO_MANY_INTERFACES";
         /// The committed flash section's CRC does not match its trailer.
+        #[doc(alias = "MCC_ADDL_STATUS_FLASH_IMAGE_CRC_MISMATCH")]
         FlashImageCrcMismatch = 0x4D, "MCC_ADDL_STATUS_FLASH_IMAGE_CRC_MISMATCH";
         /// The image's digital signature is invalid.
+        #[doc(alias = "MCC_ADDL_STATUS_INVALID_SIGNATURE")]
         InvalidSignature = 0x56, "MCC_ADDL_STATUS_INVALID_SIGNATURE";
         /// The image carries no digital signature.
+        #[doc(alias = "MCC_ADDL_STATUS_MISSING_SIGNATURE")]
         MissingSignature = 0x57, "MCC_ADDL_STATUS_MISSING_SIGNATURE";
         /// The function lacks the privilege for this command.
+        #[doc(alias = "MCC_ADDL_STATUS_INSUFFICIENT_PRIVILEGES")]
         InsufficientPrivileges = 0x60, "MCC_ADDL_STATUS_INSUFFICIENT_PRIVILEGES";
         /// Not enough VLANs.
+        #[doc(alias = "MCC_ADDL_STATUS_INSUFFICIENT_VLANS")]
         InsufficientVlans = 0xAB, "MCC_ADDL_STATUS_INSUFFICIENT_VLANS";
     }
+}
+
+impl BaseStatus {
+    /// The C name used by the Linux driver (`MCC_STATUS_*`), if the code is known.
+    pub fn c_name(self) -> Option<&'static str> {
+        self.name()
+    }
+}
+
+impl AdditionalStatus {
+    /// The C name used by the Linux driver (`MCC_ADDL_STATUS_*`), if the code is known.
+    pub fn c_name(self) -> Option<&'static str> {
+        self.name()
+    }
+}
+
+/// `3 (MCC_STATUS_ILLEGAL_FIELD)`, or `6 (unknown)`: the raw code with its C name.
+fn code_and_name(f: &mut fmt::Formatter<'_>, raw: u32, name: Option<&str>) -> fmt::Result {
+    write!(f, "{raw} ({})", name.unwrap_or("unknown"))
 }
 
 /// The 32-bit status word of a completion: base status in bits 15:0, additional in 23:16
@@ -147,7 +134,10 @@ impl CompletionStatus {
 
 impl fmt::Display for CompletionStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "base status {}, additional status {}", self.base, self.additional)
+        f.write_str("base status ")?;
+        code_and_name(f, u32::from(self.base.raw()), self.base.name())?;
+        f.write_str(", additional status ")?;
+        code_and_name(f, u32::from(self.additional.raw()), self.additional.name())
     }
 }
 

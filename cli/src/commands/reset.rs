@@ -3,13 +3,12 @@
 
 use oce_mailbox::MailboxError;
 use oce_mailbox::adapter::read_profiles;
-use oce_mailbox::commands::{GetFwVersion, QueryFirmwareConfig};
 use oce_pci::PciFunction;
 use serde::Serialize;
 
 use crate::error::{CliError, CliResult, ErrorKind};
 use crate::output::{Report, confirm};
-use crate::report::{FirmwareVersions, ProfilePair};
+use crate::report::{FirmwareVersions, ProfilePair, RunningState};
 use crate::session::{Job, Session, mailbox_error, require_physical_function, stop_point};
 
 /// The `reset` job.
@@ -77,21 +76,15 @@ impl Job for Reset {
             sem
         };
         let profiles = read_profiles(mbox).map_err(|e| mailbox_error("cannot read the profiles", &e))?;
-        let versions =
-            mbox.execute(&GetFwVersion).map_err(|e| mailbox_error("cannot read the firmware versions", &e))?;
-        let mode = mbox
-            .execute(&QueryFirmwareConfig)
-            .map_err(|e| mailbox_error("cannot read the function mode", &e))?
-            .function_mode;
-        let firmware = FirmwareVersions::of(&versions);
+        let running = RunningState::read(mbox)?;
         Ok(ResetJson {
             changed: !self.dry_run,
             dry_run: self.dry_run,
-            reset_required: profiles.change_pending() || firmware.running != firmware.stored,
+            reset_required: profiles.change_pending() || running.firmware_pending(),
             profile: ProfilePair::of(&profiles),
-            firmware,
-            function_mode: mode.0,
-            roce_enabled: mode.is_rdma(),
+            function_mode: running.function_mode.0,
+            roce_enabled: running.function_mode.is_rdma(),
+            firmware: running.firmware,
             semaphore: semaphore.0,
         })
     }

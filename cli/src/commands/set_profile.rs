@@ -6,13 +6,12 @@
 //! profile.
 
 use oce_mailbox::adapter::{ProfileError, ProfileTarget, SwitchError, read_profiles, resolve_target, set_next_profile};
-use oce_mailbox::commands::{GetFwVersion, QueryFirmwareConfig};
 use oce_pci::PciFunction;
 use serde::Serialize;
 
 use crate::error::{CliError, CliResult, ErrorKind};
 use crate::output::{Report, confirm};
-use crate::report::{FirmwareVersions, ProfilePair, ProfileRef};
+use crate::report::{FirmwareVersions, ProfilePair, ProfileRef, RunningState};
 use crate::session::{Job, Session, mailbox_error, require_physical_function, stop_point};
 
 /// The `set-profile` job.
@@ -94,22 +93,16 @@ impl Job for SetProfile {
             before.clone()
         };
 
-        let versions =
-            mbox.execute(&GetFwVersion).map_err(|e| mailbox_error("cannot read the firmware versions", &e))?;
-        let mode = mbox
-            .execute(&QueryFirmwareConfig)
-            .map_err(|e| mailbox_error("cannot read the function mode", &e))?
-            .function_mode;
-        let firmware = FirmwareVersions::of(&versions);
+        let running = RunningState::read(mbox)?;
         Ok(SetProfileJson {
             changed: would_change,
             dry_run: self.dry_run,
             target: ProfileRef::of(&after, u16::from(target.id)),
-            reset_required: after.change_pending() || firmware.running != firmware.stored,
+            reset_required: after.change_pending() || running.firmware_pending(),
             profile: ProfilePair::of(&after),
-            firmware,
-            function_mode: mode.0,
-            roce_enabled: mode.is_rdma(),
+            function_mode: running.function_mode.0,
+            roce_enabled: running.function_mode.is_rdma(),
+            firmware: running.firmware,
         })
     }
 }

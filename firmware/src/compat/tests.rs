@@ -11,11 +11,11 @@ fn skyhawk(rev: u8) -> Adapter {
 }
 
 #[test]
-fn chip_from_build_char() {
-    assert_eq!(Chip::from_build_char(b'2'), Some(Chip::Be2));
-    assert_eq!(Chip::from_build_char(b'3'), Some(Chip::Be3));
-    assert_eq!(Chip::from_build_char(b'4'), Some(Chip::Skyhawk));
-    assert_eq!(Chip::from_build_char(b'5'), None);
+fn build_char_names_the_chip() {
+    assert_eq!(chip_from_build_char(b'2'), Some(Chip::Be2));
+    assert_eq!(chip_from_build_char(b'3'), Some(Chip::Be3));
+    assert_eq!(chip_from_build_char(b'4'), Some(Chip::Skyhawk));
+    assert_eq!(chip_from_build_char(b'5'), None);
     assert_eq!(Adapter::new(Chip::Skyhawk, 0xABCD_0111).asic_rev, 0x11, "low byte of asic_revision");
 }
 

@@ -48,9 +48,7 @@ use crate::ufi::UfiImage;
 
 pub use lancer::{Activation, MAX_ZERO_PROGRESS_REPLIES, ObjectProgress, ObjectReport, object_len};
 pub use observer::{FlashObserver, NoProgress};
-pub use plan::{
-    Action, AdapterState, FlashPlan, PlannedSection, Policy, VersionChange, compat_chip, plan, version_change,
-};
+pub use plan::{Action, AdapterState, FlashPlan, PlannedSection, Policy, VersionChange, plan, version_change};
 pub(crate) use report::list_sections;
 pub use report::{FlashMode, FlashReport, Outcome, SectionOutcome, SectionRef};
 pub use skyhawk::CHUNK;

@@ -159,13 +159,13 @@ impl FlashPlan {
 /// firmware version.
 pub fn plan(image: &UfiImage<'_>, adapter: &AdapterState, policy: Policy) -> Result<FlashPlan, FirmwareError> {
     let target = image.target();
-    let compat_adapter = compat::Adapter { chip: compat_chip(adapter.chip), asic_rev: adapter.asic_rev };
+    let compat_adapter = compat::Adapter { chip: adapter.chip, asic_rev: adapter.asic_rev };
     compat::check(target, compat_adapter)?;
     match flash_path(adapter.chip)? {
         FlashPath::UfiWalk => {}
         FlashPath::ObjectDownload => {
             return Err(FirmwareError::Incompatible(compat::Incompatibility::NotUfiChip {
-                adapter: compat::Chip::Lancer,
+                adapter: oce_pci::Chip::Lancer,
             }));
         }
     }
@@ -203,16 +203,6 @@ pub fn version_change(image: &str, stored: &str) -> VersionChange {
         Some(Ordering::Equal) => VersionChange::Same,
         Some(Ordering::Less) => VersionChange::Downgrade,
         None => VersionChange::Unordered,
-    }
-}
-
-/// The compatibility module's chip for a PCI chip.
-pub fn compat_chip(chip: oce_pci::Chip) -> compat::Chip {
-    match chip {
-        oce_pci::Chip::Be2 => compat::Chip::Be2,
-        oce_pci::Chip::Be3 => compat::Chip::Be3,
-        oce_pci::Chip::Skyhawk => compat::Chip::Skyhawk,
-        oce_pci::Chip::Lancer => compat::Chip::Lancer,
     }
 }
 

@@ -186,3 +186,26 @@ fn concurrent_switches_are_serialized() {
     let next = query(&dev)["profile"]["next"]["name"].as_str().unwrap().to_owned();
     assert!(next == "NIC" || next == "RoCE-2 (NIC+RoCE)", "{next}");
 }
+
+#[test]
+fn a_virtual_function_reports_but_does_not_switch() {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = emu_arg(&dir.path().join("vf"));
+    ok_json(&["--device", &dev, "emulator", "init", "--vf", "--json"]);
+    let q = query(&dev);
+    assert_eq!(q["pci"]["device_id"], "0x0728");
+    assert!(q["profile"].is_null(), "the profile commands are PF-only: {q:#}");
+    assert_eq!(q["roce_enabled"], false);
+    for args in [vec!["set-profile", "roce", "--yes"], vec!["reset", "--yes"]] {
+        let mut all = vec!["--device", dev.as_str()];
+        all.extend(args.iter());
+        let r = ocetool(&all);
+        assert_eq!(r.code, 3, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains("virtual function") && r.stderr.contains("physical function"), "{}", r.stderr);
+    }
+    // The firmware itself refuses a VF too (UNAUTHORIZED_REQUEST, spec §3.5), whatever the CLI does.
+    let raw =
+        ok_json(&["--device", &dev, "raw", "--subsystem", "1", "--opcode", "168", "--payload", "1b000000", "--json"]);
+    assert_eq!(raw["base_status"], 5);
+    assert_eq!(raw["base_status_name"], "MCC_STATUS_UNAUTHORIZED_REQUEST");
+}

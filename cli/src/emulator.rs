@@ -204,6 +204,10 @@ impl Report for EmulatorReport {
         ));
         out.push_str(&format!("Function mode    {:#x}\n", i.function_mode));
         out.push_str(&format!("POST semaphore   {:#010x}\n", i.semaphore));
+        if !i.faults.is_empty() {
+            let faults: Vec<String> = i.faults.iter().map(ToString::to_string).collect();
+            out.push_str(&format!("Faults           {}\n", faults.join(", ")));
+        }
         out.push_str("Ports\n");
         for p in &i.ports {
             out.push_str(&format!(

@@ -97,17 +97,59 @@ fn run<C: Command>(model: &mut Model, hdr: &RequestHeader, buf: &[u8], handler: 
     check_header::<C>(hdr)?;
     let (_, request) = decode_request::<C>(buf).map_err(|_| base(STATUS_BAD_LENGTH))?;
     let response = handler(model, hdr, request)?;
-    encode_body(&response)
+    encode_body(&response, C::LEN)
 }
 
 /// Encodes a response body as it sits at byte 16 of the command buffer (decoders and encoders
 /// use absolute offsets) and returns the body bytes.
-fn encode_body<T: Wire>(value: &T) -> Reply {
-    let mut buf = vec![0u8; HEADER_LEN + MAX_RESPONSE_BODY];
-    let mut w = Writer::at(&mut buf, HEADER_LEN);
-    value.encode(&mut w).map_err(|_| base(BaseStatus::Failed.raw()))?;
-    let end = w.position();
-    buf.truncate(end);
-    buf.drain(..HEADER_LEN);
-    Ok(buf)
+///
+/// The body is encoded into a zeroed buffer of the command's own length (`C::LEN`, sized by the
+/// drivers for the response) and, only when it does not fit there, again into one of
+/// [`MAX_RESPONSE_BODY`], so a response too long for the host's buffer still reports its full
+/// length. Both give the same bytes; the first spares every command a 64 KiB zeroed allocation.
+fn encode_body<T: Wire>(value: &T, command_len: usize) -> Reply {
+    let first = command_len.saturating_sub(HEADER_LEN).min(MAX_RESPONSE_BODY);
+    for capacity in [first, MAX_RESPONSE_BODY] {
+        let mut buf = vec![0u8; HEADER_LEN + capacity];
+        let mut w = Writer::at(&mut buf, HEADER_LEN);
+        if value.encode(&mut w).is_ok() {
+            let end = w.position();
+            return Ok(buf[HEADER_LEN..end].to_vec());
+        }
+    }
+    Err(base(BaseStatus::Failed.raw()))
+}
+
+#[cfg(test)]
+mod tests {
+    use oce_mailbox::wire::{Reader, WireError};
+
+    use super::*;
+
+    /// A body of `len` bytes counting up from 1, after a gap the encoding leaves unwritten.
+    struct Body {
+        gap: usize,
+        len: usize,
+    }
+
+    impl Wire for Body {
+        fn encode(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
+            w.seek("gap", HEADER_LEN + self.gap)?;
+            (0..self.len).try_for_each(|i| w.u8("byte", (i % 251) as u8 + 1))
+        }
+        fn decode(r: &mut Reader<'_>) -> Result<Self, WireError> {
+            Ok(Self { gap: 0, len: r.remaining() })
+        }
+    }
+
+    #[test]
+    fn bodies_longer_than_the_command_buffer_keep_their_full_length() {
+        let fits = encode_body(&Body { gap: 4, len: 8 }, HEADER_LEN + 12).unwrap();
+        assert_eq!(fits, [0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8], "a gap reads as zeros");
+        let long = encode_body(&Body { gap: 0, len: 1000 }, HEADER_LEN + 12).unwrap();
+        assert_eq!(long.len(), 1000);
+        assert_eq!(long[999], (999 % 251) as u8 + 1);
+        let too_long = encode_body(&Body { gap: 0, len: MAX_RESPONSE_BODY + 1 }, HEADER_LEN + 12);
+        assert_eq!(too_long, Err(base(BaseStatus::Failed.raw())));
+    }
 }

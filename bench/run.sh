@@ -54,6 +54,10 @@ fi
 export CARGO_TARGET_DIR="$ROOT/target/bench"
 say "building release binaries (ocetool, the baselines) in $CARGO_TARGET_DIR"
 cargo build --release --locked -q -p ocetool -p oce-bench-baselines
+if [ "$CRITERION" = 1 ]; then
+  say "building the criterion benches (oce-tests hot_paths, oce-firmware inspect)"
+  cargo bench --locked -q --no-run -p oce-tests --bench hot_paths -p oce-firmware --bench inspect
+fi
 BIN="$CARGO_TARGET_DIR/release"
 OCETOOL="$BIN/ocetool"
 
@@ -129,9 +133,9 @@ median() { tr ' ' '\n' <<<"${TIMES[$1]}" | grep . | sort -g | awk '{a[NR]=$1} EN
 minimum() { tr ' ' '\n' <<<"${TIMES[$1]}" | grep . | sort -g | head -1; }
 count() { tr ' ' '\n' <<<"${TIMES[$1]}" | grep -c .; }
 
-QUERY=("$OCETOOL --device emu:$W/query --json query")
-say "timing query vs noop vs lspci -n ($ROUNDS rounds)"
-measure query "$(runs 100)" 10 - "${QUERY[0]}" query "$BIN/noop" noop "lspci -n" lspci
+say "timing query vs noop vs lspci -n vs ocetool --version ($ROUNDS rounds)"
+measure query "$(runs 100)" 10 - "$OCETOOL --device emu:$W/query --json query" query "$BIN/noop" noop \
+  "lspci -n" lspci "$OCETOOL --version" version
 say "timing fw inspect vs crc ($ROUNDS rounds)"
 measure inspect "$(runs 60)" 5 - "$OCETOOL fw inspect $IMG" inspect "$BIN/crc $IMG" crc
 say "timing full fw update vs memcpy, a fresh adapter before each run ($ROUNDS rounds)"
@@ -156,7 +160,7 @@ peak_rss() { # name prepare(or -) cmd...: the largest %M (KiB) over a few runs
   RSS[$name]=$best
 }
 say "peak RSS (GNU time %M)"
-peak_rss query - $OCETOOL --device "emu:$W/query" --json query
+peak_rss query - "$OCETOOL" --device "emu:$W/query" --json query
 peak_rss noop - "$BIN/noop"
 peak_rss lspci - lspci -n
 peak_rss inspect - "$OCETOOL" fw inspect "$IMG"
@@ -177,7 +181,7 @@ if [ "$CRITERION" = 1 ]; then
     { cat "$W/criterion.txt" >&2; echo "bench/run.sh: the criterion benches failed" >&2; exit 1; }
   for id in mailbox_round_trip/embedded_get_fw_version mailbox_round_trip/non_embedded_get_cntl_attributes \
     mailbox_round_trip/non_embedded_get_func_config flash_16mib/memcpy flash_16mib/full_flash \
-    flash_16mib/reflash_unchanged 16MiB/crc32fast_raw 16MiB/inspect; do
+    flash_16mib/reflash_unchanged 16MiB/crc32fast_raw 16MiB/parse_and_crc 16MiB/inspect; do
     CRIT[$id]=$(jq -r '.median.point_estimate' "$CARGO_TARGET_DIR/criterion/$id/new/estimates.json")
   done
 fi
@@ -193,14 +197,17 @@ row() { printf "%-44s %12s %10s %7s %s\n" "$@"; }
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 fs="$(stat -f -c %T "$W") ($(df -P "$W" | awk 'NR == 2 {print $1}'))"
 echo
-echo "ocetool bench/run.sh — $(date -u +%Y-%m-%dT%H:%MZ), commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+commit=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)
+echo "ocetool bench/run.sh — $(date -u +%Y-%m-%dT%H:%MZ), commit $commit"
 echo "machine: $(nproc) CPUs, $cpu; kernel $(uname -r); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "state directory and image: $W on $fs; image $IMG_BYTES bytes, payload $PAYLOAD_BYTES bytes"
-echo "wall time: median (min) of $ROUNDS rounds; peak RSS: largest of 5 runs"
+echo "tools: $(hyperfine --version), GNU time %M, $(rustc --version | cut -d' ' -f1-2)"
+echo "wall time: median (min) of $ROUNDS rounds, each timing a command and its baselines back to back;"
+echo "peak RSS: largest of 5 runs"
 echo
 row "process" "median" "min" "runs" "   peak RSS"
 for entry in "query:ocetool --device emu:DIR --json query" "noop:noop (process-start floor)" "lspci:lspci -n" \
-  "inspect:ocetool fw inspect FILE (16 MiB)" "crc:crc FILE (crc32fast, 16 MiB)" \
+  "version:ocetool --version (its own start-up)" "inspect:ocetool fw inspect FILE (16 MiB)" "crc:crc FILE (crc32fast, 16 MiB)" \
   "update:ocetool fw update FILE --yes (full)" "memcpy:memcpy FILE (16 MiB)" \
   "reflash:ocetool fw update FILE --yes (unchanged)" "inspect2:ocetool fw inspect FILE (same round)"; do
   name=${entry%%:*}
@@ -244,7 +251,8 @@ if [ "$CRITERION" = 1 ]; then
     mailbox_round_trip/non_embedded_get_func_config; do
     printf "%-58s %10s\n" "$id" "$(us "${CRIT[$id]}")"
   done
-  for id in 16MiB/crc32fast_raw 16MiB/inspect flash_16mib/memcpy flash_16mib/full_flash flash_16mib/reflash_unchanged; do
+  for id in 16MiB/crc32fast_raw 16MiB/parse_and_crc 16MiB/inspect flash_16mib/memcpy flash_16mib/full_flash \
+    flash_16mib/reflash_unchanged; do
     printf "%-58s %10s  %s\n" "$id" "$(us "${CRIT[$id]}")" \
       "$(gibs "$IMG_BYTES" "$(awk -v ns="${CRIT[$id]}" 'BEGIN {print ns / 1e9}')")"
   done

@@ -6,6 +6,8 @@
 #     command's own work;
 #   - page faults and CPU time (perf stat, software events: this machine has no hardware counters);
 #   - the heap's peak (valgrind dhat), the bytes that cost anonymous page faults.
+# and then the CPU time of crc and fw inspect on a small (1.4 MiB) and the full (16 MiB) image,
+# which splits each into a fixed part and a part that grows with the image.
 # Usage: bash bench/profile.sh   (after bench/run.sh, whose release binaries it uses)
 # Needs: valgrind and perf (linux-perf), installed with apt-get if missing.
 set -euo pipefail
@@ -31,6 +33,7 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 "$BIN/ocetool" --device "emu:$W/emu" emulator init --yes >/dev/null
 "$BIN/ocetool" fw build --layout full --version 12.0.0.1 --output "$W/full.ufi" >/dev/null
+"$BIN/ocetool" fw build --layout small --version 12.0.0.1 --output "$W/small.ufi" >/dev/null
 
 # Inclusive instructions of the first function matching $2 in callgrind_annotate output $1.
 inclusive() {
@@ -69,3 +72,26 @@ echo
 echo "instr: all user-space instructions (callgrind; valgrind runs crc32fast's SSE path, not AVX-512);"
 echo "clap: inclusive in clap's try_parse_from; work: inclusive in the command's own function"
 echo "(read_info, the CRC, inspect_file); faults and CPU: perf stat, mean of 200 runs; heap peak: dhat."
+
+# --- fixed cost and cost per byte: crc and fw inspect on a small and the full image ------------
+echo
+echo "CPU time (perf stat task-clock): median of 8 batches of 40 runs, the commands taking turns"
+declare -A CPU
+cmds=("noop|$BIN/noop" "version|$BIN/ocetool --version" "crc-small|$BIN/crc $W/small.ufi"
+  "inspect-small|$BIN/ocetool fw inspect $W/small.ufi" "crc-full|$BIN/crc $W/full.ufi"
+  "inspect-full|$BIN/ocetool fw inspect $W/full.ufi")
+for _ in 1 2 3 4 5 6 7 8; do
+  for c in "${cmds[@]}"; do
+    # shellcheck disable=SC2086 # the command is split into words on purpose
+    CPU[${c%%|*}]+=" $(perf stat -r 40 -x, -e task-clock ${c#*|} 2>&1 >/dev/null | awk -F, '$3 == "task-clock" {print $1}')"
+  done
+done
+cpu() { tr ' ' '\n' <<<"${CPU[$1]}" | grep . | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+small=$(stat -c %s "$W/small.ufi") full=$(stat -c %s "$W/full.ufi")
+printf "%-16s %12s %12s %26s\n" "" "small image" "16 MiB image" "per MiB (the difference)"
+for what in crc inspect; do
+  a=$(cpu "$what-small") b=$(cpu "$what-full")
+  printf "%-16s %9.3f ms %9.3f ms %20.3f ms/MiB\n" "$what" "$a" "$b" \
+    "$(awk -v a="$a" -v b="$b" -v s="$small" -v f="$full" 'BEGIN {print (b - a) / ((f - s) / 2^20)}')"
+done
+printf "%-16s %9.3f ms   (ocetool --version %.3f ms)\n" "noop" "$(cpu noop)" "$(cpu version)"

@@ -51,6 +51,19 @@ pub enum PciError {
         /// Buffer size.
         size: usize,
     },
+    /// Guest memory that a vfio-user client shared by file descriptor cannot be mapped.
+    #[error("cannot map {len:#x} bytes at offset {offset:#x} of the client's memory file: {reason}")]
+    GuestMap {
+        /// Offset in the client's file.
+        offset: u64,
+        /// Length asked for.
+        len: u64,
+        /// Why.
+        reason: String,
+    },
+    /// A device write to guest memory the client shared read-only.
+    #[error("guest memory at this address is shared read-only")]
+    GuestReadOnly,
     /// No DMA memory could be allocated or mapped for the device.
     #[error("cannot allocate {len} bytes of DMA memory: {reason}")]
     DmaAlloc {

@@ -18,7 +18,8 @@
 //! The modules beside the traits: [`discover`] finds OneConnect functions in sysfs (`ocetool
 //! list`); [`handoff`] moves a function to vfio-pci for one command and always gives it back;
 //! [`signals`] lets Ctrl-C and SIGTERM stop a command cleanly; [`vfio`] is the real-hardware
-//! backend. All sysfs and /dev paths hang off a [`Roots`] value so tests run on fake trees.
+//! backend; [`guest_memory`] maps the memory a vfio-user client (a VMM) shares with the emulated
+//! adapter. All sysfs and /dev paths hang off a [`Roots`] value so tests run on fake trees.
 //!
 //! ```
 //! use oce_pci::PciAddress;
@@ -32,12 +33,14 @@ pub mod discover;
 mod error;
 #[cfg(test)]
 mod fake_sysfs;
+pub mod guest_memory;
 pub mod handoff;
 pub mod ids;
 pub mod mmap;
 pub mod signals;
 pub mod sysfs;
 pub mod vfio;
+mod volatile_copy;
 
 pub use address::PciAddress;
 pub use discover::{Adapter, Blocker, FunctionInfo, Inventory, OtherFunction, Scope, discover};

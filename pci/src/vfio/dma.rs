@@ -4,17 +4,16 @@
 
 use std::marker::PhantomData;
 use std::ptr::NonNull;
-use std::sync::atomic::{Ordering, fence};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use memmap2::{MmapMut, MmapRaw};
 use pci_driver::backends::vfio::VfioPciDevice;
 use pci_driver::device::PciDevice;
 use pci_driver::regions::Permissions;
-use volatile::VolatilePtr;
 
 use super::iova::IovaSpace;
 use crate::handoff::HandOff;
+use crate::volatile_copy::{copy_in, copy_out};
 use crate::{DmaBuffer, PciAddress, PciError, check_dma_range};
 
 /// The soft RLIMIT_MEMLOCK, as text for an error message.
@@ -87,42 +86,9 @@ impl VfioDma<'_> {
         Ok(Self { address, device, space, memory: Some(memory), iova, len, mapped_len, _handoff: PhantomData })
     }
 
-    /// Byte `at` of the buffer as a pointer, or `None` while dropping.
-    fn at<T>(&self, at: usize) -> Option<NonNull<T>> {
-        let base = self.memory.as_ref()?.as_mut_ptr();
-        NonNull::new(base.wrapping_add(at).cast::<T>())
-    }
-
-    fn store_u32(&self, at: usize, value: u32) {
-        if let Some(p) = self.at::<u32>(at) {
-            // SAFETY: callers pass a 4-aligned `at` with at + 4 <= self.len, checked by
-            // `check_dma_range` in `write_at`; the page-aligned mapping `self.memory` is live and
-            // at least `len` bytes long. DMA memory is only touched through volatile accesses.
-            unsafe { VolatilePtr::new(p) }.write(value);
-        }
-    }
-
-    fn store_u8(&self, at: usize, value: u8) {
-        if let Some(p) = self.at::<u8>(at) {
-            // SAFETY: at < self.len, checked by `check_dma_range` in `write_at`; the mapping is live.
-            unsafe { VolatilePtr::new(p) }.write(value);
-        }
-    }
-
-    fn load_u32(&self, at: usize) -> u32 {
-        match self.at::<u32>(at) {
-            // SAFETY: as in `store_u32`, checked by `check_dma_range` in `read_at`.
-            Some(p) => unsafe { VolatilePtr::new_read_only(p) }.read(),
-            None => 0,
-        }
-    }
-
-    fn load_u8(&self, at: usize) -> u8 {
-        match self.at::<u8>(at) {
-            // SAFETY: as in `store_u8`, checked by `check_dma_range` in `read_at`.
-            Some(p) => unsafe { VolatilePtr::new_read_only(p) }.read(),
-            None => 0,
-        }
+    /// The buffer's first byte, or `None` while dropping.
+    fn base(&self) -> Option<NonNull<u8>> {
+        NonNull::new(self.memory.as_ref()?.as_mut_ptr())
     }
 }
 
@@ -137,39 +103,19 @@ impl DmaBuffer for VfioDma<'_> {
 
     fn write_at(&self, off: usize, src: &[u8]) -> Result<(), PciError> {
         check_dma_range(off, src.len(), self.len)?;
-        let mut i = 0;
-        while i < src.len() {
-            let at = off + i;
-            match src.get(i..i + 4) {
-                Some(&[a, b, c, d]) if at.is_multiple_of(4) => {
-                    self.store_u32(at, u32::from_ne_bytes([a, b, c, d]));
-                    i += 4;
-                }
-                _ => {
-                    self.store_u8(at, src[i]);
-                    i += 1;
-                }
-            }
+        if let Some(base) = self.base() {
+            // SAFETY: off + src.len() <= self.len (checked above) <= the length of the live
+            // mapping `self.memory`, which `self` owns.
+            unsafe { copy_in(base, off, src) };
         }
-        // The device must see the bytes before anything the caller does next (a doorbell write).
-        fence(Ordering::SeqCst);
         Ok(())
     }
 
     fn read_at(&self, off: usize, dst: &mut [u8]) -> Result<(), PciError> {
         check_dma_range(off, dst.len(), self.len)?;
-        // Nothing read below may be satisfied before the caller's earlier completion check.
-        fence(Ordering::SeqCst);
-        let mut i = 0;
-        while i < dst.len() {
-            let at = off + i;
-            if at.is_multiple_of(4) && dst.len() - i >= 4 {
-                dst[i..i + 4].copy_from_slice(&self.load_u32(at).to_ne_bytes());
-                i += 4;
-            } else {
-                dst[i] = self.load_u8(at);
-                i += 1;
-            }
+        if let Some(base) = self.base() {
+            // SAFETY: as in `write_at`.
+            unsafe { copy_out(base, off, dst) };
         }
         Ok(())
     }

@@ -1,0 +1,148 @@
+//! Guest memory shared by a vfio-user client (QEMU's `DMA_MAP` with a file descriptor): a
+//! `MAP_SHARED` mapping of the client's file at the offset it names, reached only through
+//! bounds-checked volatile copies, so the emulated device reads and writes a guest's RAM the way
+//! a bus-master reads and writes a host's.
+//!
+//! The trust model is the one of vfio-user itself (QEMU's `docs/interop/vfio-user.rst`, "Client
+//! memory access"): the client is the VMM that owns the guest and chose to share the file. The
+//! mapping is checked against the file's size when it is made, so an honest client's memory can
+//! never fault; a client that shrinks the file afterwards can make an access fault (SIGBUS),
+//! which ends the server, never the guest, and is documented as such.
+
+use std::fs::File;
+use std::ptr::NonNull;
+
+use memmap2::{MmapOptions, MmapRaw};
+
+use crate::volatile_copy::{copy_in, copy_out};
+use crate::{PciError, check_dma_range};
+
+/// One shared mapping of guest memory.
+#[derive(Debug)]
+pub struct GuestMapping {
+    map: MmapRaw,
+    writable: bool,
+}
+
+impl GuestMapping {
+    /// Maps `len` bytes of `file` at `offset`, read-only unless `writable`.
+    ///
+    /// Refuses a file that is not a regular file (a memfd is one) or that is shorter than
+    /// `offset + len`: an access past its end would fault.
+    pub fn map(file: &File, offset: u64, len: u64, writable: bool) -> Result<Self, PciError> {
+        let fail = |reason: String| PciError::GuestMap { offset, len, reason };
+        let meta = file.metadata().map_err(|e| fail(format!("fstat: {e}")))?;
+        if !meta.file_type().is_file() {
+            return Err(fail("not a regular file (a memfd or a file on a memory file system is)".into()));
+        }
+        let end = offset.checked_add(len).ok_or_else(|| fail("offset + length overflows".into()))?;
+        if len == 0 || end > meta.len() {
+            return Err(fail(format!("the file is {:#x} bytes", meta.len())));
+        }
+        let size = usize::try_from(len).map_err(|_| fail("too large for this machine".into()))?;
+        let mut options = MmapOptions::new();
+        options.offset(offset).len(size);
+        let map = if writable { options.map_raw(file) } else { options.map_raw_read_only(file) }
+            .map_err(|e| fail(format!("mmap: {e}")))?;
+        Ok(Self { map, writable })
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// True for an empty mapping (never, by construction).
+    pub fn is_empty(&self) -> bool {
+        self.map.len() == 0
+    }
+
+    /// True when the client shared the memory writable.
+    pub fn is_writable(&self) -> bool {
+        self.writable
+    }
+
+    fn base(&self) -> Option<NonNull<u8>> {
+        NonNull::new(self.map.as_mut_ptr())
+    }
+
+    /// Copies `dst.len()` bytes at `off` out of guest memory.
+    pub fn read_at(&self, off: usize, dst: &mut [u8]) -> Result<(), PciError> {
+        check_dma_range(off, dst.len(), self.map.len())?;
+        if let Some(base) = self.base() {
+            // SAFETY: off + dst.len() <= the length of `self.map` (checked above), a live mapping
+            // owned by `self`, readable (read-only or read-write), of a file at least that long
+            // (checked in `map`).
+            unsafe { copy_out(base, off, dst) };
+        }
+        Ok(())
+    }
+
+    /// Copies `src` into guest memory at `off`.
+    pub fn write_at(&self, off: usize, src: &[u8]) -> Result<(), PciError> {
+        if !self.writable {
+            return Err(PciError::GuestReadOnly);
+        }
+        check_dma_range(off, src.len(), self.map.len())?;
+        if let Some(base) = self.base() {
+            // SAFETY: as in `read_at`; the mapping is writable (checked above: it was made with
+            // `map_raw`, PROT_READ | PROT_WRITE, MAP_SHARED).
+            unsafe { copy_in(base, off, src) };
+        }
+        Ok(())
+    }
+}
+
+// SAFETY: the mapping is plain shared memory reached only through volatile copies; nothing in
+// `GuestMapping` is tied to the creating thread.
+unsafe impl Send for GuestMapping {}
+// SAFETY: as above: every access is a volatile copy through a raw pointer, and concurrent copies
+// race only on the guest's bytes, as two bus masters would.
+unsafe impl Sync for GuestMapping {}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    fn file_of(len: usize) -> File {
+        let mut f = tempfile_in_tmp();
+        f.write_all(&vec![0u8; len]).unwrap();
+        f
+    }
+
+    fn tempfile_in_tmp() -> File {
+        let path = std::env::temp_dir().join(format!(
+            "oce-guest-mem-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        f
+    }
+
+    #[test]
+    fn copies_both_ways_at_an_unaligned_file_offset() {
+        let f = file_of(3 * 4096);
+        let a = GuestMapping::map(&f, 4096 + 12, 100, true).unwrap();
+        let b = GuestMapping::map(&f, 4096, 4096, false).unwrap();
+        a.write_at(1, b"guest memory!").unwrap();
+        let mut out = [0u8; 13];
+        b.read_at(13, &mut out).unwrap();
+        assert_eq!(&out, b"guest memory!");
+        assert!(matches!(b.write_at(0, b"x"), Err(PciError::GuestReadOnly)));
+        assert!(matches!(a.read_at(90, &mut out), Err(PciError::DmaOutOfBounds { .. })));
+    }
+
+    #[test]
+    fn refuses_ranges_past_the_end_of_the_file_and_non_files() {
+        let f = file_of(8192);
+        assert!(GuestMapping::map(&f, 4096, 8192, true).is_err());
+        assert!(GuestMapping::map(&f, u64::MAX - 1, 4, true).is_err());
+        assert!(GuestMapping::map(&f, 0, 0, true).is_err());
+        let dir = File::open(std::env::temp_dir()).unwrap();
+        assert!(matches!(GuestMapping::map(&dir, 0, 4096, false), Err(PciError::GuestMap { .. })));
+    }
+}

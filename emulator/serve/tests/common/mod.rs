@@ -1,0 +1,87 @@
+//! A served test device on one end of a socketpair, the test client on the other.
+#![allow(dead_code)]
+
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use oce_emulator_serve::client::Client;
+use oce_emulator_serve::testing::TestDevice;
+use oce_emulator_serve::{GuestDma, IrqLines, Log, Outcome, Server};
+
+pub type Device = TestDevice<GuestDma, IrqLines>;
+
+pub struct Served {
+    pub client: Client,
+    pub server: JoinHandle<Outcome>,
+    pub dma: GuestDma,
+    pub irqs: IrqLines,
+    pub device: Arc<Mutex<Device>>,
+    pub log: Arc<Mutex<Vec<String>>>,
+    pub stop: Arc<AtomicBool>,
+}
+
+impl Served {
+    pub fn log_has(&self, needle: &str) -> bool {
+        self.log.lock().unwrap().iter().any(|l| l.contains(needle))
+    }
+
+    /// Closes the client and returns how the server's session ended.
+    pub fn finish(self) -> Outcome {
+        drop(self.client);
+        self.server.join().expect("the server thread must not panic")
+    }
+}
+
+pub fn serve() -> Served {
+    let (log, lines) = Log::collect();
+    let dma = GuestDma::new(log.clone());
+    let irqs = IrqLines::new(oce_emulator_serve::testing::VECTORS, log.clone());
+    let device = Arc::new(Mutex::new(TestDevice::new(dma.clone(), irqs.clone())));
+    let (ours, theirs) = UnixStream::pair().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let server = {
+        let (device, dma, irqs, stop) = (Arc::clone(&device), dma.clone(), irqs.clone(), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let server = Server::new(device, dma, irqs, log);
+            server.serve_stream(theirs, &|| stop.load(Ordering::SeqCst)).unwrap()
+        })
+    };
+    let client = Client::from_stream(ours).unwrap();
+    Served { client, server, dma, irqs, device, log: lines, stop }
+}
+
+/// A served device after VERSION.
+pub fn negotiated() -> Served {
+    let mut s = serve();
+    assert_eq!(s.client.negotiate().unwrap(), (0, 0));
+    s
+}
+
+/// A memfd of `len` bytes, as QEMU's `memory-backend-memfd,share=on`.
+pub fn memfd(len: u64) -> File {
+    let fd: OwnedFd = rustix::fs::memfd_create("guest-ram", rustix::fs::MemfdFlags::CLOEXEC).unwrap();
+    let f = File::from(fd);
+    f.set_len(len).unwrap();
+    f
+}
+
+pub fn eventfd() -> File {
+    File::from(
+        rustix::event::eventfd(0, rustix::event::EventfdFlags::NONBLOCK | rustix::event::EventfdFlags::CLOEXEC)
+            .unwrap(),
+    )
+}
+
+/// The eventfd's count since the last call (0 if it was not signalled).
+pub fn count(fd: &File) -> u64 {
+    let mut b = [0u8; 8];
+    match (&*fd).read(&mut b) {
+        Ok(8) => u64::from_ne_bytes(b),
+        _ => 0,
+    }
+}

@@ -58,6 +58,7 @@ mod log;
 pub mod protocol;
 mod seam;
 mod server;
+mod socket;
 pub mod testing;
 
 pub use dma::{GuestDma, MapRefused};
@@ -65,3 +66,4 @@ pub use irq::IrqLines;
 pub use log::Log;
 pub use seam::{Backend, DmaFault, DmaSpace, Interrupt, Layout};
 pub use server::{CONFIG_REGION, NUM_REGIONS, Outcome, Server};
+pub use socket::{ServeSocket, SocketError};

@@ -1,0 +1,24 @@
+# Sourced by a guest's /init (copied to /lib/guest.sh by qemu_initramfs): busybox applets, the
+# pseudo file systems, the modules in /lib/modules in their numbered order, and helpers:
+#   check NAME RC        prints GUEST-CHECK PASS|FAIL NAME (the host counts these lines)
+#   find_dev VEN DEV     the address of the first PCI function with these IDs (0x1234 0x0ce0)
+#   drv BDF              the driver bound to BDF, or none
+#   to_vfio BDF          binds BDF to vfio-pci (driver_override + drivers_probe)
+#   finish               prints GUEST-DONE and powers off
+/bin/busybox mkdir -p /sbin /usr/bin /usr/sbin
+/bin/busybox --install -s
+mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
+for m in /lib/modules/*.ko; do [ -e "$m" ] && { insmod "$m" || echo "GUEST: insmod $m failed"; }; done
+check() { if [ "$2" = 0 ]; then echo "GUEST-CHECK PASS $1"; else echo "GUEST-CHECK FAIL $1"; fi; }
+find_dev() {
+  for d in /sys/bus/pci/devices/*; do
+    [ "$(cat "$d/vendor")" = "$1" ] && [ "$(cat "$d/device")" = "$2" ] && { echo "${d##*/}"; return; }
+  done
+}
+drv() { if [ -e "/sys/bus/pci/devices/$1/driver" ]; then basename "$(readlink "/sys/bus/pci/devices/$1/driver")"; else echo none; fi; }
+to_vfio() {
+  echo vfio-pci >"/sys/bus/pci/devices/$1/driver_override"
+  echo "$1" >/sys/bus/pci/drivers_probe
+  [ "$(drv "$1")" = vfio-pci ]
+}
+finish() { echo "GUEST-DONE"; poweroff -f; }

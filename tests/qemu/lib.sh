@@ -1,0 +1,180 @@
+# Shared guest tooling for the QEMU tests that attach a vfio-user device (source it from bash):
+# the sid QEMU (get-qemu.sh), the Debian generic kernel, a busybox initramfs with chosen modules,
+# programs and files, a run of server + guest, and the PASS/FAIL summary.
+#
+#   . tests/qemu/lib.sh
+#   qemu_init NAME                       work dir in $WORK (kept if $KEEP_WORK=DIR), host packages,
+#                                        $QEMU (sid wrapper), $KVER/$VMLINUZ (kernel, cached)
+#   qemu_guest_build ARGS...             cargo build of static guest programs (--target x86_64 gnu,
+#                                        +crt-static); prints "name path" lines
+#   qemu_initramfs OUT INIT [--modules "m1 m2"] [--bin PATH[:NAME]]... [--file SRC:DEST]...
+#                                        busybox + modules (with their dependencies, in load order,
+#                                        decompressed) + programs in /bin + files + INIT as /init +
+#                                        tests/qemu/guest.sh as /lib/guest.sh
+#   qemu_serve LOG CMD...                starts a vfio-user server (CMD must create $SOCK), waits for
+#                                        the socket; $SERVER_PID
+#   qemu_boot INITRD LOG [APPEND]        boots q35/TCG with intel-iommu,caching-mode=on, RAM from a
+#                                        memfd (share=on), the device at $SOCK as vfio-user-pci;
+#                                        serial to LOG; sets $QRC
+#   qemu_summary NAME LOG EXPECTED       counts GUEST-CHECK lines, fails a guest that never said
+#                                        GUEST-DONE, prints "NAME: N passed, M failed", returns 0/1
+#
+# Inside the guest, /lib/guest.sh gives check, find_dev and finish (see that file).
+# Environment: OCETOOL_CACHE (default /var/tmp/ocetool-cache), KERNEL_META (linux-image-amd64),
+# QEMU_TIMEOUT (seconds, default 240), QEMU_SMP (1), QEMU_MEM (512M).
+
+QEMU_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$QEMU_LIB_DIR/../.." && pwd)
+OCETOOL_CACHE=${OCETOOL_CACHE:-/var/tmp/ocetool-cache}
+GUEST_TARGET=x86_64-unknown-linux-gnu
+
+qemu_say() { echo "$QEMU_NAME: $* ($(($(date +%s) - QEMU_T0))s)"; }
+
+qemu_init() {
+  QEMU_NAME=$1
+  QEMU_T0=$(date +%s)
+  if [ -n "${KEEP_WORK:-}" ]; then
+    WORK=$KEEP_WORK; mkdir -p "$WORK"
+  else
+    WORK=$(mktemp -d "/tmp/ocetool-$QEMU_NAME.XXXXXX")
+    trap 'qemu_cleanup; rm -rf "$WORK"' EXIT
+  fi
+  SOCK=$WORK/vfu.sock
+  local need=() p
+  for p in busybox-static cpio kmod xz-utils zstd jq; do dpkg -s "$p" >/dev/null 2>&1 || need+=("$p"); done
+  if [ ${#need[@]} -gt 0 ]; then
+    qemu_say "installing ${need[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  fi
+  QEMU=$(bash "$QEMU_LIB_DIR/get-qemu.sh")
+  qemu_kernel
+}
+
+# The kernel: the meta package resolved to today's concrete package, downloaded and unpacked once
+# into the cache (names change with every ABI bump; never installed).
+qemu_kernel() {
+  local meta=${KERNEL_META:-linux-image-amd64} pkg dir
+  resolve() { apt-cache depends "$meta" 2>/dev/null | awk '/Depends: linux-image-/{print $2; exit}'; }
+  pkg=$(resolve)
+  if [ -z "$pkg" ] || [ ! -d "$OCETOOL_CACHE/kernel/$pkg/lib/modules" ]; then
+    [ -n "$pkg" ] || { apt-get update -qq; pkg=$(resolve); }
+    [ -n "$pkg" ] || { echo "$QEMU_NAME: cannot resolve $meta"; exit 2; }
+    dir=$OCETOOL_CACHE/kernel/$pkg
+    if [ ! -d "$dir/lib/modules" ]; then
+      local tmp; tmp=$(mktemp -d "$OCETOOL_CACHE/kernel-dl.XXXXXX")
+      if ! (cd "$tmp" && apt-get download -qq "$pkg" 2>apt.err); then
+        apt-get update -qq
+        (cd "$tmp" && apt-get download -qq "$pkg" 2>apt.err) || { cat "$tmp/apt.err"; exit 2; }
+      fi
+      qemu_say "unpacking $pkg"
+      rm -rf "$dir"; mkdir -p "$dir"
+      dpkg -x "$tmp/${pkg}"_*.deb "$dir"
+      rm -rf "$tmp"
+    fi
+  fi
+  KROOT=$OCETOOL_CACHE/kernel/$pkg
+  KVER=$(ls "$KROOT/lib/modules")
+  VMLINUZ=$KROOT/boot/vmlinuz-$KVER
+  [ -f "$KROOT/lib/modules/$KVER/modules.dep" ] || depmod -b "$KROOT" "$KVER"
+}
+
+# Static guest programs: one cargo invocation (dependencies built once), dev profile without debug
+# info. Arguments as for cargo build (-p, --bin, --test, --example). Prints "name path" lines.
+qemu_guest_build() {
+  (cd "$REPO" && RUSTFLAGS="-C target-feature=+crt-static" CARGO_PROFILE_DEV_DEBUG=0 \
+    cargo build --locked --target "$GUEST_TARGET" "$@" --message-format=json-render-diagnostics |
+    jq -r 'select(.reason=="compiler-artifact" and .executable!=null) | .target.name + " " + .executable')
+}
+
+qemu_initramfs() {
+  local out=$1 init=$2 root mods="" bins=() files=() m i=0 base dest
+  shift 2
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --modules) mods="$mods $2"; shift 2 ;;
+      --bin) bins+=("$2"); shift 2 ;;
+      --file) files+=("$2"); shift 2 ;;
+      *) echo "qemu_initramfs: unknown option $1"; return 2 ;;
+    esac
+  done
+  root=$(mktemp -d "$WORK/rootfs.XXXXXX")
+  mkdir -p "$root"/{bin,proc,sys,dev,tmp,lib/modules}
+  cp /bin/busybox "$root/bin/busybox"
+  # Each module after the ones it depends on, as modprobe orders them; numbered for /init.
+  for m in $(for m in $mods; do modprobe -d "$KROOT" -S "$KVER" --show-depends "$m"; done |
+    awk '$1=="insmod"{print $2}' | awk '!seen[$0]++'); do
+    i=$((i + 1)); base=$(basename "$m"); base=${base%.xz}; base=${base%.zst}
+    dest=$root/lib/modules/$(printf %02d "$i")-$base
+    case $m in
+      *.xz) xz -dc "$m" >"$dest" ;;
+      *.zst) zstd -dcq "$m" >"$dest" ;;
+      *) cp "$m" "$dest" ;;
+    esac
+  done
+  for b in "${bins[@]}"; do
+    dest=$root/bin/$(basename "${b#*:}")
+    [ "${b#*:}" = "$b" ] && dest=$root/bin/$(basename "$b")
+    cp "${b%%:*}" "$dest" && strip "$dest" 2>/dev/null || true
+  done
+  for f in "${files[@]}"; do mkdir -p "$root/$(dirname "${f#*:}")"; cp "${f%%:*}" "$root/${f#*:}"; done
+  cp "$QEMU_LIB_DIR/guest.sh" "$root/lib/guest.sh"
+  cp "$init" "$root/init"; chmod +x "$root/init"
+  (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1 >"$out")
+  rm -rf "$root"
+}
+
+qemu_serve() {
+  local log=$1; shift
+  rm -f "$SOCK"
+  "$@" >"$log" 2>&1 &
+  SERVER_PID=$!
+  local n
+  for n in $(seq 1 300); do
+    [ -S "$SOCK" ] && return 0
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.05
+  done
+  echo "$QEMU_NAME: the server did not create $SOCK:"; cat "$log"
+  return 1
+}
+
+qemu_boot() {
+  local initrd=$1 log=$2 append=${3:-}
+  local mem=${QEMU_MEM:-512M} t1
+  t1=$(date +%s)
+  set +e
+  timeout "${QEMU_TIMEOUT:-240}" "$QEMU" -accel tcg -machine q35,memory-backend=mem -cpu max \
+    -smp "${QEMU_SMP:-1}" -m "$mem" -object "memory-backend-memfd,id=mem,size=$mem,share=on" \
+    -device intel-iommu,caching-mode=on \
+    -device "{\"driver\":\"vfio-user-pci\",\"id\":\"vfu0\",\"socket\":{\"type\":\"unix\",\"path\":\"$SOCK\"}}" \
+    -nographic -nodefaults -no-reboot -serial stdio -display none \
+    -kernel "$VMLINUZ" -initrd "$initrd" \
+    -append "console=ttyS0 intel_iommu=on panic=-1 quiet loglevel=4 edd=off $append" </dev/null 2>&1 |
+    tr -d '\r' >"$log"
+  QRC=${PIPESTATUS[0]}
+  set -e
+  qemu_say "qemu exited with $QRC after $(($(date +%s) - t1))s"
+}
+
+# Stops the server this library started (by PID), if it still runs.
+qemu_cleanup() {
+  if [ -n "${SERVER_PID:-}" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+  fi
+}
+
+qemu_summary() {
+  local name=$1 log=$2 expected=$3 passed failed
+  passed=$(grep -c '^GUEST-CHECK PASS' "$log" || true)
+  failed=$(grep -c '^GUEST-CHECK FAIL' "$log" || true)
+  if ! grep -q '^GUEST-DONE' "$log"; then
+    echo "$name: the guest never finished its checks (qemu rc ${QRC:-?}; 124 = timeout)"
+    failed=$((failed + 1))
+  fi
+  # A check counts only when it really ran: missing ones are failures.
+  if [ $((passed + failed)) -lt "$expected" ]; then failed=$((expected - passed)); fi
+  echo "$name: $passed passed, $failed failed"
+  [ "$failed" = 0 ]
+}

@@ -192,7 +192,7 @@ pub fn decode_request<'a>(header: &Header, payload: &'a [u8]) -> Result<Request<
         Command::Version => {
             let major = r.u16("version.major")?;
             let minor = r.u16("version.minor")?;
-            let caps = parse_caps(r.rest())?;
+            let caps = parse_caps(r.bytes("version.data", r.remaining())?)?;
             Request::Version { major, minor, caps }
         }
         Command::DmaMap => {
@@ -255,7 +255,7 @@ pub fn decode_request<'a>(header: &Header, payload: &'a [u8]) -> Result<Request<
             if start.checked_add(count).is_none() {
                 return Err(bad("set_irqs.count", u64::from(count)));
             }
-            let bools = if flags & IRQ_SET_DATA_BOOL != 0 { r.take("set_irqs.data", count as usize)? } else { &[] };
+            let bools = if flags & IRQ_SET_DATA_BOOL != 0 { r.bytes("set_irqs.data", count as usize)? } else { &[] };
             Request::SetIrqs(SetIrqs { flags, index, start, count, bools })
         }
         Command::RegionRead => Request::RegionRead {
@@ -267,14 +267,14 @@ pub fn decode_request<'a>(header: &Header, payload: &'a [u8]) -> Result<Request<
             let offset = r.u64("region_write.offset")?;
             let region = r.u32("region_write.region")?;
             let count = r.u32("region_write.count")?;
-            Request::RegionWrite { offset, region, data: r.take("region_write.data", count as usize)? }
+            Request::RegionWrite { offset, region, data: r.bytes("region_write.data", count as usize)? }
         }
         Command::DmaRead => Request::DmaRead { address: r.u64("dma_read.address")?, count: r.u64("dma_read.count")? },
         Command::DmaWrite => {
             let address = r.u64("dma_write.address")?;
             let count = r.u64("dma_write.count")?;
             let count = usize::try_from(count).map_err(|_| bad("dma_write.count", count))?;
-            Request::DmaWrite { address, data: r.take("dma_write.data", count)? }
+            Request::DmaWrite { address, data: r.bytes("dma_write.data", count)? }
         }
         Command::DeviceReset => Request::DeviceReset,
         other => Request::Unsupported(other),
@@ -490,7 +490,7 @@ pub fn decode_dma_read_reply(payload: &[u8], address: u64, count: usize) -> Resu
     if got_count != count as u64 {
         return Err(bad("dma_read_reply.count", got_count));
     }
-    r.take("dma_read_reply.data", count)
+    Ok(r.bytes("dma_read_reply.data", count)?)
 }
 
 #[cfg(test)]

@@ -92,13 +92,16 @@ fn truncated_bodies_name_the_missing_field() {
     let mut bytes = encode_request(1, &Request::RegionWrite { offset: 0, region: 4, data: &[0; 8] }, 0);
     bytes.truncate(bytes.len() - 1);
     match decode(&bytes) {
-        Err(DecodeError::Truncated { field, needed, available, .. }) => {
+        Err(DecodeError::Truncated(crate::protocol::WireError { field, needed, available, .. })) => {
             assert_eq!((field, needed, available), ("region_write.data", 8, 7));
         }
         other => panic!("{other:?}"),
     }
     let short = hex("0100 0200 14000000 00000000 00000000 20000000");
-    assert!(matches!(decode(&short), Err(DecodeError::Truncated { field: "dma_map.flags", .. })));
+    assert!(matches!(
+        decode(&short),
+        Err(DecodeError::Truncated(crate::protocol::WireError { field: "dma_map.flags", .. }))
+    ));
 }
 
 #[test]

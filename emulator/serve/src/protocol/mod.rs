@@ -9,6 +9,9 @@
 pub mod messages;
 
 use byteorder::{ByteOrder, LittleEndian};
+/// The checked reader every decoder here uses: oce-mailbox's, which reports the field, offset and
+/// the bytes missing.
+pub use oce_mailbox::wire::{Reader, WireError};
 
 pub use messages::{
     DmaMap, DmaUnmap, IrqInfo, RegionInfo, Reply, Request, SetIrqs, VersionCaps, decode_request, encode_error,
@@ -186,17 +189,8 @@ impl Header {
 #[non_exhaustive]
 pub enum DecodeError {
     /// A field runs past the end of the message.
-    #[error("truncated message: {field} at offset {offset} needs {needed} bytes, {available} available")]
-    Truncated {
-        /// The field.
-        field: &'static str,
-        /// Its offset in the payload.
-        offset: usize,
-        /// Bytes it needs.
-        needed: usize,
-        /// Bytes left.
-        available: usize,
-    },
+    #[error("truncated message: {0}")]
+    Truncated(#[from] WireError),
     /// The header's size is below the header's own length or above what this server reads.
     #[error("message size {size} is outside 16..={max}")]
     BadSize {
@@ -219,53 +213,6 @@ pub enum DecodeError {
         /// What is wrong.
         reason: String,
     },
-}
-
-/// A cursor over untrusted bytes: every read is bounds-checked and reports what was missing.
-#[derive(Debug)]
-pub struct Reader<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Reader<'a> {
-    /// A reader at the start of `bytes`.
-    pub fn new(bytes: &'a [u8]) -> Self {
-        Self { bytes, pos: 0 }
-    }
-
-    /// The next `n` bytes.
-    pub fn take(&mut self, field: &'static str, n: usize) -> Result<&'a [u8], DecodeError> {
-        let available = self.bytes.len() - self.pos;
-        if n > available {
-            return Err(DecodeError::Truncated { field, offset: self.pos, needed: n, available });
-        }
-        let out = &self.bytes[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(out)
-    }
-
-    /// Everything not read yet.
-    pub fn rest(&mut self) -> &'a [u8] {
-        let out = &self.bytes[self.pos..];
-        self.pos = self.bytes.len();
-        out
-    }
-
-    /// A little-endian u16.
-    pub fn u16(&mut self, field: &'static str) -> Result<u16, DecodeError> {
-        self.take(field, 2).map(LittleEndian::read_u16)
-    }
-
-    /// A little-endian u32.
-    pub fn u32(&mut self, field: &'static str) -> Result<u32, DecodeError> {
-        self.take(field, 4).map(LittleEndian::read_u32)
-    }
-
-    /// A little-endian u64.
-    pub fn u64(&mut self, field: &'static str) -> Result<u64, DecodeError> {
-        self.take(field, 8).map(LittleEndian::read_u64)
-    }
 }
 
 /// Builds a message: header first (size patched at the end), then little-endian fields.
@@ -347,7 +294,10 @@ mod tests {
         assert!(matches!(h.payload_len(), Err(DecodeError::BadSize { size: 15, .. })));
         h.size = (MAX_MESSAGE + 1) as u32;
         assert!(h.payload_len().is_err());
-        assert!(matches!(Header::decode(&[0; 15]), Err(DecodeError::Truncated { field: "header.error", .. })));
+        assert!(matches!(
+            Header::decode(&[0; 15]),
+            Err(DecodeError::Truncated(WireError { field: "header.error", .. }))
+        ));
     }
 
     #[test]

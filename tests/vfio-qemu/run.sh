@@ -11,7 +11,8 @@
 #   - `ocetool --device <e1000> query`: refused without --unbind (exit 4); with --unbind it reaches
 #     the mailbox through VfioFunction, fails there (an e1000 is no OneConnect), and gives the
 #     e1000 back to its driver.
-# Nothing touches the host's PCI devices; only apt-get needs root.
+# QEMU is the sid build every guest test uses (tests/qemu/get-qemu.sh); the guest helpers come from
+# tests/qemu/guest.sh. Nothing touches the host's PCI devices; only apt-get needs root.
 #
 # Usage: tests/vfio-qemu/run.sh            (env: VFIO_QEMU_WORK=DIR keeps the work folder,
 #                                           KERNEL_META=linux-image-amd64, QEMU_TIMEOUT=150)
@@ -34,7 +35,7 @@ fi
 
 # 1. Host packages.
 need=()
-for p in qemu-system-x86 busybox-static cpio kmod xz-utils zstd jq; do
+for p in busybox-static cpio kmod xz-utils zstd jq; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -42,6 +43,9 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
+
+# QEMU: the same sid build every guest test uses (tests/qemu/get-qemu.sh, cached).
+QEMU=$(bash "$REPO/tests/qemu/get-qemu.sh")
 
 # 2. The guest kernel: resolve the meta package to today's concrete package (names change with
 #    every ABI bump), download and unpack it; never installed.
@@ -96,22 +100,13 @@ for m in $MODS; do
     *) cp "$m" "$out" ;;
   esac
 done
+cp "$REPO/tests/qemu/guest.sh" "$ROOT/lib/guest.sh"
 cp "$TEST_BIN" "$ROOT/bin/vfio_guest"
 cp "$OCETOOL_BIN" "$ROOT/bin/ocetool"
 strip "$ROOT/bin/vfio_guest" "$ROOT/bin/ocetool"
 cat >"$ROOT/init" <<'EOF'
 #!/bin/busybox sh
-/bin/busybox mkdir -p /sbin /usr/bin /usr/sbin
-/bin/busybox --install -s
-mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
-for m in /lib/modules/*.ko; do insmod "$m" || echo "GUEST: insmod $m failed"; done
-check() { if [ "$2" = 0 ]; then echo "GUEST-CHECK PASS $1"; else echo "GUEST-CHECK FAIL $1"; fi; }
-find_dev() {
-  for d in /sys/bus/pci/devices/*; do
-    [ "$(cat "$d/vendor")" = "$1" ] && [ "$(cat "$d/device")" = "$2" ] && { echo "${d##*/}"; return; }
-  done
-}
-drv() { if [ -e "/sys/bus/pci/devices/$1/driver" ]; then basename "$(readlink "/sys/bus/pci/devices/$1/driver")"; else echo none; fi; }
+. /lib/guest.sh
 EDU=$(find_dev 0x1234 0x11e8); E1000=$(find_dev 0x8086 0x100e)
 echo "GUEST: kernel $(uname -r); edu=$EDU ($(drv "$EDU")), e1000=$E1000 ($(drv "$E1000"))"
 if [ -z "$EDU" ] || [ -z "$E1000" ] || [ "$(drv "$E1000")" != e1000 ]; then
@@ -151,7 +146,7 @@ say "kernel $KPKG, initramfs $(( $(stat -c %s "$WORK/initramfs.cpio.gz") / 1024 
 #    root bus gets its own IOMMU group.
 T1=$(date +%s)
 set +e
-timeout "$QEMU_TIMEOUT" qemu-system-x86_64 -accel tcg -machine q35 -cpu max -smp 1 -m 512M \
+timeout "$QEMU_TIMEOUT" "$QEMU" -accel tcg -machine q35 -cpu max -smp 1 -m 512M \
   -device intel-iommu -device edu -device e1000,romfile= \
   -nographic -nodefaults -no-reboot -serial stdio -display none \
   -kernel "$VMLINUZ" -initrd "$WORK/initramfs.cpio.gz" \

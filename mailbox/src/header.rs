@@ -20,6 +20,11 @@ pub enum Subsystem {
     /// Low-level diagnostics (11).
     #[doc(alias = "CMD_SUBSYSTEM_LOWLEVEL")]
     LowLevel,
+    /// DCBX queries (16), as ocrdma sends them (`OCRDMA_SUBSYS_DCBX` in ocrdma_sli.h). FreeBSD's
+    /// oce driver names 16 "DIAG" and 15 "DCBX"; ocrdma is the one that runs on Skyhawk
+    /// (spec/protocol.md §4).
+    #[doc(alias = "OCRDMA_SUBSYS_DCBX")]
+    Dcbx,
     /// Any other subsystem number, kept as sent.
     Other(u8),
 }
@@ -32,6 +37,7 @@ impl Subsystem {
             3 => Self::Eth,
             10 => Self::Rdma,
             11 => Self::LowLevel,
+            16 => Self::Dcbx,
             other => Self::Other(other),
         }
     }
@@ -43,6 +49,7 @@ impl Subsystem {
             Self::Eth => 3,
             Self::Rdma => 10,
             Self::LowLevel => 11,
+            Self::Dcbx => 16,
             Self::Other(raw) => raw,
         }
     }
@@ -192,5 +199,6 @@ mod tests {
         }
         assert_eq!(Subsystem::from_raw(1), Subsystem::Common);
         assert_eq!(Subsystem::from_raw(3), Subsystem::Eth);
+        assert_eq!(Subsystem::from_raw(0x10), Subsystem::Dcbx);
     }
 }

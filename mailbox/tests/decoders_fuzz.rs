@@ -92,6 +92,10 @@ fuzz_all! {
     write_flashrom: WriteFlashrom<'static>;
     write_object: WriteObject;
     read_object: ReadObject;
+    get_dcbx_config: GetDcbxConfig;
+    query_fat: QueryFat;
+    retrieve_fat: RetrieveFat;
+    read_transceiver_data: ReadTransceiverData;
 }
 
 proptest! {

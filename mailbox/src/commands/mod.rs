@@ -10,7 +10,9 @@
 mod support;
 
 mod attributes;
+mod dcbx;
 pub mod descriptors;
+mod fat;
 mod flashrom;
 mod func_config;
 mod fw_config;
@@ -21,13 +23,19 @@ mod port;
 mod privileges;
 mod profile_config;
 mod profiles;
+mod transceiver;
 mod version;
 
 pub use attributes::{CntlAttributes, GetCntlAttributes};
+pub use dcbx::{
+    APP_ENTRIES, AppPriority, AppSelector, DEFAULT_SERVICE_LEVEL, DcbxConfig, DcbxFeatureState, DcbxParamType,
+    DcbxSummary, GetDcbxConfig, PRIORITIES, ROCE_ETHERTYPE,
+};
 pub use descriptors::{
     DescriptorFlags, DescriptorVersion, McType, NicDescriptor, PcieDescriptor, PfType, PortDescriptor,
     ResourceDescriptor,
 };
+pub use fat::{FatLog, FatOperation, FatRequest, QueryFat, RetrieveFat};
 pub use flashrom::{FlashCrc, FlashOpType, FlashromOp, ReadFlashrom, WriteFlashrom};
 pub use func_config::{FuncConfig, GetFuncConfig, MAX_RESOURCE_DESC};
 pub use fw_config::{FirmwareConfig, FunctionCaps, FunctionMode, QueryFirmwareConfig, UlpResources};
@@ -42,4 +50,7 @@ pub use privileges::{FnPrivileges, GetFnPrivileges};
 pub use profile_config::{GetProfileConfig, ProfileConfig, ProfileSelector, SetProfileConfig};
 pub use profiles::{ActiveProfile, GetActiveProfile, GetProfileList, ProfileList, ProfileListEntry, SetActiveProfile};
 pub use support::format_mac;
+pub use transceiver::{
+    ModuleIdentifier, ModuleIdentity, PAGE_DATA_LEN, ReadTransceiverData, TransceiverData, TransceiverPage,
+};
 pub use version::{FunctionReset, FwVersion, GetFwVersion};

@@ -158,6 +158,16 @@ pub enum MailboxError {
         /// The raw semaphore value.
         raw: u32,
     },
+    /// The firmware accepted a change, but reading the state back shows it did not happen.
+    #[error("{command} was accepted, but the state read back is {found}, not {expected}")]
+    NotApplied {
+        /// The command that was accepted.
+        command: &'static str,
+        /// The state asked for.
+        expected: &'static str,
+        /// The state read back.
+        found: &'static str,
+    },
     /// An unmasked unrecoverable-error bit is set.
     #[error("the adapter reports an unrecoverable error (UE status low {:#010x}, high {:#010x})", ue.low & !ue.low_mask, ue.high & !ue.high_mask)]
     UnrecoverableError {

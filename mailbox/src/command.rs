@@ -17,8 +17,9 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(4);
 /// The request type's [`Wire`] impl encodes and decodes the **body** only, starting at byte 16 of
 /// the command buffer; offsets in the buffer match `spec/protocol.md` §5. The response type
 /// likewise decodes the body after the 16-byte response header. Both directions exist so that the
-/// host and the emulator share one codec; golden-bytes tests pin it to the spec.
-pub trait Command: Wire {
+/// host and the emulator share one codec; golden-bytes tests pin it to the spec. Both are `Debug`
+/// so the command trace can show them.
+pub trait Command: Wire + std::fmt::Debug {
     /// Human name, the C name without its prefix (e.g. `GET_FW_VERSION`).
     const NAME: &'static str;
     /// Subsystem.
@@ -35,7 +36,7 @@ pub trait Command: Wire {
     /// How long the firmware may take to answer.
     const TIMEOUT: Duration = DEFAULT_TIMEOUT;
     /// The decoded response body.
-    type Response: Wire;
+    type Response: Wire + std::fmt::Debug;
 
     /// Header `domain` byte: 0 = the issuing function, n + 1 = its virtual function n.
     fn domain(&self) -> u8 {

@@ -15,6 +15,7 @@ use crate::header::{HEADER_LEN, RequestHeader, ResponseHeader, Subsystem};
 use crate::regs::bars::{self, BarLayout};
 use crate::regs::{MailboxDoorbell, PostStage, Semaphore, SliIntf, SoftReset, UeStatus};
 use crate::status::CompletionStatus;
+use crate::trace::{CommandMeta, CommandTrace, HexBytes};
 use crate::wire::{Reader, Wire, Writer};
 use crate::wrb::{
     COMPLETION_LEN, Completion, FW_CLEAN_SIGNATURE, FW_INIT_SIGNATURE, MAILBOX_ALIGN, MAILBOX_COMPLETION_OFFSET,
@@ -175,10 +176,13 @@ impl<F: PciFunction> BootstrapMailbox<F> {
     /// fw_init signature, then FUNCTION_RESET (spec/protocol.md §7.1 steps 4–7, in the order the
     /// mailbox needs: the reset is itself a mailbox command).
     pub fn initialize(&mut self) -> Result<(), MailboxError> {
-        self.wait_post()?;
+        tracing::info!("waiting for the adapter's POST");
+        let sem = self.wait_post()?;
+        tracing::info!(semaphore = sem.0, "POST complete; checking for unrecoverable errors");
         // be2net's error detection (spec §7.3): an unmasked UE bit means the adapter needs a
         // reset; talking to its firmware would only time out.
         self.check_ue()?;
+        tracing::info!("sending fw_init and FUNCTION_RESET");
         self.fw_init()?;
         self.function_reset()
     }
@@ -235,6 +239,7 @@ impl<F: PciFunction> BootstrapMailbox<F> {
         if current.0 == u32::MAX {
             return Err(MailboxError::DeviceGone { step: MailboxStep::BeforeHigh });
         }
+        tracing::info!("chip soft reset: pcicfg 0x5C bit 7; waiting for POST");
         self.pcicfg.write32(self.pcicfg_base + SoftReset::OFFSET, current.with_reset().0);
         let sem = self.wait_post()?;
         self.fw_init()?;
@@ -258,8 +263,39 @@ impl<F: PciFunction> BootstrapMailbox<F> {
 
     /// Sends a typed command and decodes its response.
     pub fn execute<C: Command>(&mut self, cmd: &C) -> Result<C::Response, MailboxError> {
+        let trace = CommandTrace::start(CommandMeta {
+            name: C::NAME,
+            subsystem: C::SUBSYSTEM,
+            opcode: C::OPCODE,
+            version: C::VERSION,
+            embedded: C::EMBEDDED,
+            request_len: C::LEN.saturating_sub(HEADER_LEN),
+        });
+        let (status, out) = match self.send::<C>(cmd) {
+            Ok(answer) => answer,
+            Err(e) => {
+                if let Some(t) = trace {
+                    t.failed(&e, cmd);
+                }
+                return Err(e);
+            }
+        };
+        let decoded = Self::decode::<C>(status, &out);
+        if let Some(t) = trace {
+            let result = decoded.as_ref().map_or_else(|e| e as &dyn std::fmt::Debug, |r| r as &dyn std::fmt::Debug);
+            t.completed(status, out.len().saturating_sub(HEADER_LEN), cmd, Some(result));
+        }
+        decoded
+    }
+
+    /// Encodes and posts `cmd`; returns the completion status and the response bytes.
+    fn send<C: Command>(&mut self, cmd: &C) -> Result<(CompletionStatus, Vec<u8>), MailboxError> {
         let buf = encode_request(cmd).map_err(|source| MailboxError::Encode { command: C::NAME, source })?;
-        let (status, out) = self.transact(C::NAME, C::EMBEDDED, &buf, C::TIMEOUT, false)?;
+        self.transact(C::NAME, C::EMBEDDED, &buf, C::TIMEOUT, false)
+    }
+
+    /// Checks the status and the echoed header, then decodes the response of `C`.
+    fn decode<C: Command>(status: CompletionStatus, out: &[u8]) -> Result<C::Response, MailboxError> {
         if !status.is_success() {
             return Err(MailboxError::CommandFailed {
                 command: C::NAME,
@@ -269,7 +305,7 @@ impl<F: PciFunction> BootstrapMailbox<F> {
             });
         }
         let malformed = |source| MailboxError::Malformed { command: C::NAME, source };
-        let (hdr, resp) = decode_response::<C>(&out).map_err(malformed)?;
+        let (hdr, resp) = decode_response::<C>(out).map_err(malformed)?;
         if hdr.opcode != C::OPCODE || hdr.subsystem != C::SUBSYSTEM {
             return Err(MailboxError::ResponseMismatch {
                 command: C::NAME,
@@ -284,7 +320,30 @@ impl<F: PciFunction> BootstrapMailbox<F> {
     /// whatever the status.
     pub fn execute_raw(&mut self, cmd: &RawCommand) -> Result<RawResponse, MailboxError> {
         const NAME: &str = "raw command";
-        let encode_err = |source| MailboxError::Encode { command: NAME, source };
+        let trace = CommandTrace::start(CommandMeta {
+            name: NAME,
+            subsystem: Subsystem::from_raw(cmd.subsystem),
+            opcode: cmd.opcode,
+            version: cmd.version,
+            embedded: cmd.embedded,
+            request_len: cmd.len.saturating_sub(HEADER_LEN),
+        });
+        let payload = HexBytes(&cmd.payload);
+        let answer = self.send_raw(NAME, cmd);
+        if let Some(t) = trace {
+            match &answer {
+                Ok(r) => {
+                    let len = r.header.response_length as usize;
+                    t.completed(r.status, len, &payload, Some(&HexBytes(&r.buffer)));
+                }
+                Err(e) => t.failed(e, &payload),
+            }
+        }
+        answer
+    }
+
+    fn send_raw(&mut self, name: &'static str, cmd: &RawCommand) -> Result<RawResponse, MailboxError> {
+        let encode_err = |source| MailboxError::Encode { command: name, source };
         let mut buf = vec![0u8; cmd.len.max(HEADER_LEN)];
         let mut w = Writer::new(&mut buf);
         RequestHeader {
@@ -299,9 +358,9 @@ impl<F: PciFunction> BootstrapMailbox<F> {
         .encode(&mut w)
         .map_err(encode_err)?;
         w.bytes("payload", &cmd.payload).map_err(encode_err)?;
-        let (status, buffer) = self.transact(NAME, cmd.embedded, &buf, cmd.timeout, true)?;
+        let (status, buffer) = self.transact(name, cmd.embedded, &buf, cmd.timeout, true)?;
         let header = ResponseHeader::decode(&mut Reader::new(&buffer))
-            .map_err(|source| MailboxError::Malformed { command: NAME, source })?;
+            .map_err(|source| MailboxError::Malformed { command: name, source })?;
         Ok(RawResponse { status, header, buffer })
     }
 

@@ -42,6 +42,19 @@ impl Subsystem {
         }
     }
 
+    /// The subsystem's name as the C headers spell it (`COMMON`, `ETH`, ...), `None` for a number
+    /// no source names.
+    pub fn name(self) -> Option<&'static str> {
+        match self {
+            Self::Common => Some("COMMON"),
+            Self::Eth => Some("ETH"),
+            Self::Rdma => Some("RDMA"),
+            Self::LowLevel => Some("LOWLEVEL"),
+            Self::Dcbx => Some("DCBX"),
+            Self::Other(_) => None,
+        }
+    }
+
     /// The raw byte.
     pub fn raw(self) -> u8 {
         match self {
@@ -200,5 +213,7 @@ mod tests {
         assert_eq!(Subsystem::from_raw(1), Subsystem::Common);
         assert_eq!(Subsystem::from_raw(3), Subsystem::Eth);
         assert_eq!(Subsystem::from_raw(0x10), Subsystem::Dcbx);
+        assert_eq!(Subsystem::Dcbx.name(), Some("DCBX"));
+        assert_eq!(Subsystem::from_raw(0x22).name(), None);
     }
 }

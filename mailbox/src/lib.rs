@@ -6,7 +6,8 @@
 //! - [`header`], [`wrb`], [`status`]: request/response headers, WRB, SGE, completion, status codes;
 //! - [`Command`] and [`commands`]: every command as a type with its layout;
 //! - [`BootstrapMailbox`]: the driver that posts commands through the bootstrap mailbox, waits for
-//!   POST and resets the chip.
+//!   POST and resets the chip;
+//! - [`trace`]: one `tracing` event per command, for whoever listens.
 //!
 //! Facts come from `spec/protocol.md`; each item cites its section.
 #![forbid(unsafe_code)]
@@ -22,6 +23,7 @@ mod error;
 pub mod header;
 pub mod regs;
 pub mod status;
+pub mod trace;
 pub mod wire;
 pub mod wrb;
 

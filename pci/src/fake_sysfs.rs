@@ -1,5 +1,10 @@
-//! Test support: a fake sysfs + /dev tree in a temporary folder, laid out like the kernel's, and a
-//! fake kernel that acts on sysfs writes (bind, unbind, probe) the way the PCI core does.
+//! Test support: a fake sysfs + /dev + /proc tree in a temporary folder, laid out like the
+//! kernel's, and a fake kernel that acts on sysfs writes (bind, unbind, probe) the way the PCI core
+//! does. Built for this crate's tests and, with the `test-support` feature, for other crates'.
+//!
+//! Every helper panics when the temporary tree cannot be written: that is a broken test machine,
+//! and the test should stop there.
+#![allow(clippy::unwrap_used)]
 
 use std::collections::HashMap;
 use std::os::unix::fs::symlink;
@@ -10,7 +15,7 @@ use crate::PciAddress;
 use crate::handoff::SysfsWrite;
 use crate::sysfs::{Roots, VFIO_PCI};
 
-/// A fake tree: `<tmp>/sys/...` and `<tmp>/dev/...`.
+/// A fake tree: `<tmp>/sys/...`, `<tmp>/dev/...` and `<tmp>/proc/...`.
 #[derive(Debug)]
 pub struct FakeTree {
     _dir: tempfile::TempDir,
@@ -19,10 +24,11 @@ pub struct FakeTree {
 
 impl FakeTree {
     /// An empty PCI bus: `bus/pci/{devices,drivers,drivers_probe}`, `kernel/iommu_groups`,
-    /// `/dev/vfio/vfio`, and vfio-pci loaded.
+    /// `/dev/vfio/vfio`, vfio-pci loaded, and an empty `/proc`.
     pub fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let roots = Roots::new(dir.path().join("sys"), dir.path().join("dev"));
+        let roots = Roots::new(dir.path().join("sys"), dir.path().join("dev")).with_proc(dir.path().join("proc"));
+        std::fs::create_dir_all(&roots.proc).unwrap();
         for sub in
             ["bus/pci/devices", "bus/pci/drivers", "kernel/iommu_groups", "kernel/security", "devices/pci0000:00"]
         {
@@ -52,6 +58,52 @@ impl FakeTree {
     /// Unregisters driver `name`.
     pub fn unload_driver(&self, name: &str) {
         std::fs::remove_dir_all(self.roots.driver_dir(name)).unwrap();
+    }
+
+    /// Unloads vfio-pci and removes `/dev/vfio/vfio`, as on a host that never loaded VFIO.
+    pub fn without_vfio(&self) {
+        self.unload_driver(VFIO_PCI);
+        std::fs::remove_file(self.roots.dev.join("vfio/vfio")).unwrap();
+    }
+
+    /// Marks kernel module `name` loaded (its `/sys/module/<name>` folder).
+    pub fn load_module(&self, name: &str) {
+        std::fs::create_dir_all(self.roots.sysfs.join("module").join(name.replace('-', "_"))).unwrap();
+    }
+
+    /// Writes `text` to `<proc>/<rel>`, creating folders.
+    pub fn write_proc(&self, rel: &str, text: &str) {
+        let path = self.roots.proc.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// Writes `text` to `<sysfs>/<rel>`, creating folders.
+    pub fn write_sys(&self, rel: &str, text: &str) {
+        let path = self.roots.sysfs.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// Adds RDMA device `name` on PCI function `function` with one port per `(state, link_layer)`,
+    /// as `/sys/class/infiniband/<name>` (state written the kernel's way, e.g. `4: ACTIVE`).
+    pub fn rdma_device(&self, name: &str, function: PciAddress, ports: &[(&str, &str)]) {
+        let dir = self.roots.sysfs.join("class/infiniband").join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        symlink(format!("../../../devices/pci0000:00/{function}"), dir.join("device")).unwrap();
+        for (i, (state, link_layer)) in ports.iter().enumerate() {
+            let code = match *state {
+                "DOWN" => 1,
+                "INIT" => 2,
+                "ARMED" => 3,
+                "ACTIVE" => 4,
+                _ => 0,
+            };
+            let port = dir.join("ports").join((i + 1).to_string());
+            std::fs::create_dir_all(&port).unwrap();
+            std::fs::write(port.join("state"), format!("{code}: {state}\n")).unwrap();
+            std::fs::write(port.join("link_layer"), format!("{link_layer}\n")).unwrap();
+        }
     }
 
     /// Writes the lockdown file.
@@ -90,6 +142,12 @@ impl FakeTree {
     /// The driver `address` is bound to now.
     pub fn driver_of(&self, address: PciAddress) -> Option<String> {
         crate::sysfs::bound_driver(&self.roots, address).unwrap()
+    }
+}
+
+impl Default for FakeTree {
+    fn default() -> Self {
+        Self::new()
     }
 }
 

@@ -19,7 +19,9 @@
 //! list`); [`handoff`] moves a function to vfio-pci for one command and always gives it back;
 //! [`signals`] lets Ctrl-C and SIGTERM stop a command cleanly; [`vfio`] is the real-hardware
 //! backend; [`guest_memory`] maps the memory a vfio-user client (a VMM) shares with the emulated
-//! adapter. All sysfs and /dev paths hang off a [`Roots`] value so tests run on fake trees.
+//! adapter; [`host`] reads the host around the adapter (modules, limits, RDMA, NFS) and [`doctor`]
+//! judges it. All sysfs, /dev and /proc paths hang off a [`Roots`] value so tests run on fake trees
+//! ([`fake_sysfs`] with the `test-support` feature).
 //!
 //! ```
 //! use oce_pci::PciAddress;
@@ -30,11 +32,13 @@
 
 mod address;
 pub mod discover;
+pub mod doctor;
 mod error;
-#[cfg(test)]
-mod fake_sysfs;
+#[cfg(any(test, feature = "test-support"))]
+pub mod fake_sysfs;
 pub mod guest_memory;
 pub mod handoff;
+pub mod host;
 pub mod ids;
 pub mod mmap;
 pub mod signals;

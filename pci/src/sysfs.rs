@@ -19,25 +19,34 @@ pub const VFIO_PCI: &str = "vfio-pci";
 /// in `vfio_main.c` (`vfio_driver_allowed`).
 const VIABLE_DRIVERS: &[&str] = &[VFIO_PCI, "pci-stub"];
 
-/// Where sysfs and /dev are. The real system uses `/sys` and `/dev`; tests use a fake tree.
+/// Where sysfs, /dev and /proc are. The real system uses `/sys`, `/dev` and `/proc`; tests use a
+/// fake tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Roots {
     /// The sysfs mount point (normally `/sys`).
     pub sysfs: PathBuf,
     /// The devtmpfs mount point (normally `/dev`).
     pub dev: PathBuf,
+    /// The procfs mount point (normally `/proc`; read by [`crate::host`]).
+    pub proc: PathBuf,
 }
 
 impl Default for Roots {
     fn default() -> Self {
-        Self { sysfs: PathBuf::from("/sys"), dev: PathBuf::from("/dev") }
+        Self::new("/sys", "/dev")
     }
 }
 
 impl Roots {
-    /// Roots at `sysfs` and `dev`.
+    /// Roots at `sysfs` and `dev`, with procfs at `/proc`.
     pub fn new(sysfs: impl Into<PathBuf>, dev: impl Into<PathBuf>) -> Self {
-        Self { sysfs: sysfs.into(), dev: dev.into() }
+        Self { sysfs: sysfs.into(), dev: dev.into(), proc: PathBuf::from("/proc") }
+    }
+
+    /// The same roots with procfs at `proc`.
+    pub fn with_proc(mut self, proc: impl Into<PathBuf>) -> Self {
+        self.proc = proc.into();
+        self
     }
 
     /// `<sysfs>/bus/pci/devices`.

@@ -1,0 +1,216 @@
+//! The host around the adapter, beyond the PCI functions themselves: the kernel command line,
+//! loaded modules, ocetool's locked-memory limit, RDMA devices and NFS over RDMA. Read through the
+//! same [`Roots`] as sysfs, with `/proc` as [`Roots::proc`], so tests run on fake trees.
+
+use std::io;
+use std::path::Path;
+
+use crate::sysfs::{self, Roots};
+use crate::{PciAddress, PciError};
+
+fn read(path: &Path) -> Result<String, PciError> {
+    std::fs::read_to_string(path).map_err(|source| PciError::Io { path: path.to_path_buf(), source })
+}
+
+/// Reads a file that may legitimately be absent (a module not loaded, a service not running).
+fn read_optional(path: &Path) -> Result<Option<String>, PciError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(PciError::Io { path: path.to_path_buf(), source }),
+    }
+}
+
+/// The kernel command line (`/proc/cmdline`).
+pub fn kernel_cmdline(roots: &Roots) -> Result<String, PciError> {
+    Ok(read(&roots.proc.join("cmdline"))?.trim().to_owned())
+}
+
+/// The IOMMU groups the kernel created (`/sys/kernel/iommu_groups/*`), in number order.
+pub fn iommu_groups(roots: &Roots) -> Result<Vec<u32>, PciError> {
+    let dir = roots.sysfs.join("kernel/iommu_groups");
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(PciError::Io { path: dir, source }),
+    };
+    let mut groups = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|source| PciError::Io { path: dir.clone(), source })?;
+        if let Some(n) = entry.file_name().to_str().and_then(|n| n.parse().ok()) {
+            groups.push(n);
+        }
+    }
+    groups.sort_unstable();
+    Ok(groups)
+}
+
+/// True when kernel module `name` is loaded or built in: its `/sys/module/<name>` folder (which
+/// built-in modules with parameters have too), a PCI driver of that name, or a `/proc/modules`
+/// line. Dashes and underscores are the same in module names, as modprobe treats them.
+pub fn module_loaded(roots: &Roots, name: &str) -> bool {
+    let module = name.replace('-', "_");
+    if roots.sysfs.join("module").join(&module).is_dir() || roots.driver_dir(name).is_dir() {
+        return true;
+    }
+    let Ok(Some(list)) = read_optional(&roots.proc.join("modules")) else { return false };
+    list.lines().filter_map(|l| l.split_whitespace().next()).any(|m| m.replace('-', "_") == module)
+}
+
+/// ocetool's soft RLIMIT_MEMLOCK (`/proc/self/limits`, "Max locked memory"): `None` for
+/// unlimited.
+pub fn memlock_limit(roots: &Roots) -> Result<Option<u64>, PciError> {
+    let path = roots.proc.join("self/limits");
+    let text = read(&path)?;
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Max locked memory"))
+        .ok_or_else(|| invalid(&path, "no \"Max locked memory\" line"))?;
+    let soft = line["Max locked memory".len()..].split_whitespace().next().unwrap_or_default();
+    if soft == "unlimited" {
+        return Ok(None);
+    }
+    soft.parse().map(Some).map_err(|_| invalid(&path, &format!("soft limit {soft:?} is not a number")))
+}
+
+/// Linux capability number of CAP_IPC_LOCK (include/uapi/linux/capability.h): it lifts the
+/// locked-memory limit for mlock and for VFIO's page pinning.
+const CAP_IPC_LOCK: u32 = 14;
+
+/// True when ocetool's effective capabilities (`/proc/self/status`, `CapEff`) include CAP_IPC_LOCK.
+pub fn has_ipc_lock(roots: &Roots) -> Result<bool, PciError> {
+    let path = roots.proc.join("self/status");
+    let text = read(&path)?;
+    let hex = text
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .map(str::trim)
+        .ok_or_else(|| invalid(&path, "no CapEff line"))?;
+    let caps = u64::from_str_radix(hex, 16).map_err(|_| invalid(&path, &format!("CapEff {hex:?} is not hex")))?;
+    Ok(caps & (1 << CAP_IPC_LOCK) != 0)
+}
+
+fn invalid(path: &Path, what: &str) -> PciError {
+    PciError::Io { path: path.to_path_buf(), source: io::Error::new(io::ErrorKind::InvalidData, what.to_owned()) }
+}
+
+/// One port of an RDMA device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RdmaPort {
+    /// Port number (from 1).
+    pub number: u32,
+    /// The state word (`ACTIVE`, `DOWN`, `INIT`, ...), without the numeric prefix of `state`.
+    pub state: String,
+    /// `link_layer`: `Ethernet` for RoCE, `InfiniBand` otherwise.
+    pub link_layer: String,
+}
+
+/// An RDMA device (`/sys/class/infiniband/<name>`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RdmaDevice {
+    /// Its name (`ocrdma0`).
+    pub name: String,
+    /// The PCI function it sits on, from its `device` link.
+    pub function: Option<PciAddress>,
+    /// Its ports.
+    pub ports: Vec<RdmaPort>,
+}
+
+/// The file's content, trimmed; empty when unreadable (an attribute some drivers lack).
+fn attr(path: &Path) -> String {
+    std::fs::read_to_string(path).map(|s| s.trim().to_owned()).unwrap_or_default()
+}
+
+/// Every RDMA device, in name order.
+pub fn rdma_devices(roots: &Roots) -> Result<Vec<RdmaDevice>, PciError> {
+    let class = roots.sysfs.join("class/infiniband");
+    let mut devices = Vec::new();
+    for name in names(&class)? {
+        let dir = class.join(&name);
+        let function = std::fs::read_link(dir.join("device"))
+            .ok()
+            .and_then(|t| t.file_name().and_then(|n| n.to_str()).and_then(|n| n.parse().ok()));
+        let mut ports = Vec::new();
+        for port in names(&dir.join("ports"))? {
+            let Ok(number) = port.parse() else { continue };
+            let pdir = dir.join("ports").join(&port);
+            // `state` reads like "4: ACTIVE".
+            let state = attr(&pdir.join("state"));
+            let state = state.split_once(':').map_or(state.as_str(), |(_, s)| s.trim()).to_owned();
+            ports.push(RdmaPort { number, state, link_layer: attr(&pdir.join("link_layer")) });
+        }
+        ports.sort_by_key(|p| p.number);
+        devices.push(RdmaDevice { name, function, ports });
+    }
+    Ok(devices)
+}
+
+/// The entries of a folder, sorted; none when it does not exist.
+fn names(dir: &Path) -> Result<Vec<String>, PciError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(PciError::Io { path: dir.to_path_buf(), source }),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|source| PciError::Io { path: dir.to_path_buf(), source })?;
+        out.push(entry.file_name().to_string_lossy().into_owned());
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The transports the NFS server listens on (`/proc/fs/nfsd/portlist`, lines like `rdma 20049`),
+/// or `None` when nfsd is not running (the file does not exist).
+pub fn nfsd_listeners(roots: &Roots) -> Result<Option<Vec<(String, u16)>>, PciError> {
+    let Some(text) = read_optional(&roots.proc.join("fs/nfsd/portlist"))? else { return Ok(None) };
+    Ok(Some(
+        text.lines()
+            .filter_map(|l| {
+                let mut words = l.split_whitespace();
+                Some((words.next()?.to_owned(), words.next()?.parse().ok()?))
+            })
+            .collect(),
+    ))
+}
+
+/// An NFS mount (`/proc/mounts`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NfsMount {
+    /// `server:/export`.
+    pub source: String,
+    /// Where it is mounted.
+    pub target: String,
+    /// The `proto=` option (`tcp`, `rdma`, ...), if given.
+    pub proto: Option<String>,
+}
+
+/// Every NFS mount (type `nfs` or `nfs4`).
+pub fn nfs_mounts(roots: &Roots) -> Result<Vec<NfsMount>, PciError> {
+    let Some(text) = read_optional(&roots.proc.join("mounts"))? else { return Ok(Vec::new()) };
+    Ok(text
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let (source, target, kind, options) = (f.first()?, f.get(1)?, f.get(2)?, f.get(3)?);
+            matches!(*kind, "nfs" | "nfs4").then(|| NfsMount {
+                source: (*source).to_owned(),
+                target: (*target).to_owned(),
+                proto: options.split(',').find_map(|o| o.strip_prefix("proto=")).map(str::to_owned),
+            })
+        })
+        .collect())
+}
+
+/// The driver bound to each function, for messages: `0000:03:00.0 be2net`, `0000:03:00.1 (none)`.
+pub fn describe_bindings(roots: &Roots, functions: &[PciAddress]) -> Vec<String> {
+    functions
+        .iter()
+        .map(|&f| match sysfs::bound_driver(roots, f) {
+            Ok(Some(d)) => format!("{f} {d}"),
+            Ok(None) => format!("{f} (no driver)"),
+            Err(e) => format!("{f} (unreadable: {e})"),
+        })
+        .collect()
+}

@@ -7,7 +7,8 @@
 //! - [`Command`] and [`commands`]: every command as a type with its layout;
 //! - [`BootstrapMailbox`]: the driver that posts commands through the bootstrap mailbox, waits for
 //!   POST and resets the chip;
-//! - [`trace`]: one `tracing` event per command, for whoever listens.
+//! - [`trace`]: one `tracing` event per command, for whoever listens;
+//! - [`doctor`]: the adapter checks of `ocetool doctor` and the whole report.
 //!
 //! Facts come from `spec/protocol.md`; each item cites its section.
 #![forbid(unsafe_code)]
@@ -18,6 +19,7 @@ pub mod clock;
 mod codes;
 pub mod command;
 pub mod commands;
+pub mod doctor;
 mod driver;
 mod error;
 pub mod header;

@@ -56,11 +56,14 @@ impl DcbState {
         Self { operational, admin, roce_priority, roce_priority_source }
     }
 
-    /// PFC is enabled and in sync with the switch in the operational configuration, and has the
-    /// RoCE priority: lossless RoCE works end to end.
+    /// DCBX runs, and PFC is enabled and in sync with the switch in the operational
+    /// configuration, on the RoCE priority: lossless RoCE works end to end. (Without DCBX nothing
+    /// is negotiated, so nothing can be in sync.)
     pub fn pfc_ready_for_roce(&self) -> bool {
         self.operational.as_ref().is_ok_and(|cfg| {
-            cfg.pfc_state.is_enabled_and_synced() && cfg.pfc_enabled_priorities().contains(&self.roce_priority)
+            cfg.dcbx_enabled()
+                && cfg.pfc_state.is_enabled_and_synced()
+                && cfg.pfc_enabled_priorities().contains(&self.roce_priority)
         })
     }
 }
@@ -111,6 +114,12 @@ mod tests {
         let s = DcbState::new(Err("refused".into()), Ok(config(SYNCED, 3, 3)));
         assert_eq!(s.roce_priority_source, PrioritySource::Admin);
         assert!(!s.pfc_ready_for_roce());
+
+        let mut no_dcbx = config(SYNCED, 4, 4);
+        no_dcbx.summary = DcbxSummary::new(0, 0, 1, 8);
+        let s = DcbState::new(Ok(no_dcbx), Err("refused".into()));
+        assert_eq!(s.roce_priority_source, PrioritySource::Default);
+        assert!(!s.pfc_ready_for_roce(), "DCBX is off");
 
         let s = DcbState::new(Ok(config(SYNCED, 4, 2)), Err("refused".into()));
         assert_eq!((s.roce_priority, s.roce_priority_source), (DEFAULT_SERVICE_LEVEL, PrioritySource::Default));

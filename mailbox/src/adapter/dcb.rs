@@ -72,6 +72,7 @@ impl DcbState {
 /// (ocrdma, too, carries on without it); an adapter that refuses both is an error, so a firmware
 /// without DCBX support is reported as such rather than as "PFC off".
 pub fn read_dcb<F: PciFunction>(mbox: &mut BootstrapMailbox<F>) -> Result<DcbState, MailboxError> {
+    tracing::info!("reading the operational and administrative DCBX configurations");
     let operational = mbox.execute(&GetDcbxConfig { param_type: DcbxParamType::Operational });
     let admin = mbox.execute(&GetDcbxConfig { param_type: DcbxParamType::Admin });
     match (operational, admin) {

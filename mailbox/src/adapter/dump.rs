@@ -57,6 +57,7 @@ pub fn read_fat_dump<F: PciFunction>(
     if total == 0 {
         return Err(DumpError::Empty { log_size });
     }
+    tracing::info!(log_size, dump_len = total, "reading the firmware's diagnostic log");
     let mut dump = Vec::with_capacity(total as usize);
     let mut done = 0u32;
     while done < total {

@@ -87,6 +87,7 @@ pub fn set_locate<F: PciFunction>(mbox: &mut BootstrapMailbox<F>, on: bool) -> R
     if before == on {
         return Ok(LocateOutcome { port, beacon_on: before, changed: false });
     }
+    tracing::info!(port, on, "switching the locate LED");
     let beacon_state = if on { BeaconState::ENABLED } else { BeaconState::DISABLED };
     mbox.execute(&EnableDisableBeacon { port_num: port, beacon_state, beacon_duration: 0, status_duration: 0 })?;
     let after = mbox.execute(&GetBeaconState { port_num: port })?.is_enabled();

@@ -58,33 +58,25 @@ impl CommandTrace {
         arguments: &dyn Debug,
         result: Option<&dyn Debug>,
     ) {
-        let m = self.meta;
-        let elapsed_us = self.started.elapsed().as_micros() as u64;
-        tracing::debug!(
-            target: COMMAND_TARGET,
-            subsystem = m.subsystem.raw(),
-            subsystem_name = m.subsystem.name().unwrap_or("?"),
-            opcode = m.opcode,
-            command = m.name,
-            version = m.version,
-            embedded = m.embedded,
-            request_len = m.request_len as u64,
-            response_len = response_len as u64,
-            base_status = status.base.raw(),
-            additional_status = status.additional.raw(),
-            status = %status,
-            elapsed_us,
-            arguments = %Capped(arguments),
-            result = result.map(|r| tracing::field::display(Capped(r))),
-            "firmware command"
-        );
+        self.emit(Some((status, response_len)), arguments, result, None);
     }
 
     /// Emits the event for a command that did not complete (no answer, device gone, bad
     /// completion).
     pub(crate) fn failed(self, error: &MailboxError, arguments: &dyn Debug) {
+        self.emit(None, arguments, None, Some(error));
+    }
+
+    /// One event; the fields of what did not happen (no completion, no error) are left out.
+    fn emit(
+        self,
+        completion: Option<(CompletionStatus, usize)>,
+        arguments: &dyn Debug,
+        result: Option<&dyn Debug>,
+        error: Option<&MailboxError>,
+    ) {
         let m = self.meta;
-        let elapsed_us = self.started.elapsed().as_micros() as u64;
+        let status = completion.map(|(s, _)| s);
         tracing::debug!(
             target: COMMAND_TARGET,
             subsystem = m.subsystem.raw(),
@@ -94,9 +86,14 @@ impl CommandTrace {
             version = m.version,
             embedded = m.embedded,
             request_len = m.request_len as u64,
-            elapsed_us,
+            response_len = completion.map(|(_, len)| len as u64),
+            base_status = status.map(|s| s.base.raw()),
+            additional_status = status.map(|s| s.additional.raw()),
+            status = status.map(tracing::field::display),
+            elapsed_us = self.started.elapsed().as_micros() as u64,
             arguments = %Capped(arguments),
-            error = %error,
+            result = result.map(|r| tracing::field::display(Capped(r))),
+            error = error.map(tracing::field::display),
             "firmware command"
         );
     }

@@ -1,14 +1,16 @@
-//! Issue 5 through the CLI binary: `fw update` of a new image on a fresh emulator, the rerun that
+//! Firmware updates through the CLI binary: `fw update` of a new image on a fresh emulator, the rerun that
 //! changes nothing, activation by reset, every rejection with its exit code, the adapter's own CRC
 //! refusal, and a flash killed in mid-section.
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::{OCETOOL, Run, emu_arg, ocetool};
 use oce_firmware::build::{EntryPatch, ImageBuilder};
 use oce_firmware::dir::ImageType;
-use oce_tests::{emu_arg, ocetool, ocetool_bin};
 use serde_json::Value;
 
 /// The emulator's factory firmware version (emulator/src/assumptions.rs).
@@ -43,7 +45,7 @@ impl Setup {
         r.json()
     }
 
-    fn update(&self, file: &Path, extra: &[&str]) -> oce_tests::Run {
+    fn update(&self, file: &Path, extra: &[&str]) -> Run {
         let mut args = vec!["--device", self.dev.as_str(), "fw", "update", file.to_str().unwrap(), "--yes", "--json"];
         args.extend_from_slice(extra);
         ocetool(&args)
@@ -116,7 +118,7 @@ fn older_images_need_allow_downgrade() {
     assert_eq!(r.json()["firmware"]["stored"], "10.6.193.31");
 }
 
-/// Each rejection of issue 5, with the exit code and a phrase of the one-line message.
+/// Each image `fw update` must refuse, with the exit code and a phrase of the one-line message.
 #[test]
 fn every_rejection_has_its_exit_code_and_touches_nothing() {
     let s = Setup::new();
@@ -170,7 +172,7 @@ fn a_flash_killed_in_mid_section_leaves_the_adapter_bootable_and_a_rerun_complet
     let s = Setup::new();
     let file = s.image("new.ufi", ImageBuilder::new(NEW));
     s.json(&["emulator", "fault", "set", "slow-flash=20"]);
-    let mut child = Command::new(ocetool_bin())
+    let mut child = Command::new(OCETOOL)
         .args(["--device", &s.dev, "fw", "update", file.to_str().unwrap(), "--yes"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())

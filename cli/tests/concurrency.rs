@@ -1,13 +1,15 @@
-//! Issue 6 item 5: ocetool processes mutating one emulated adapter at once are serialized by the
+//! ocetool processes mutating one emulated adapter at once are serialized by the
 //! device lock, the final state is one some order of the operations produces, and a lock left by
 //! a killed process never blocks anyone.
+
+mod common;
 
 use std::fs::OpenOptions;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::{OCETOOL, emu_arg, ocetool};
 use oce_firmware::build::ImageBuilder;
-use oce_tests::{emu_arg, ocetool, ocetool_bin};
 
 #[test]
 fn parallel_mutations_end_in_a_serial_outcome() {
@@ -29,7 +31,7 @@ fn parallel_mutations_end_in_a_serial_outcome() {
     let children: Vec<_> = jobs
         .iter()
         .map(|args| {
-            Command::new(ocetool_bin())
+            Command::new(OCETOOL)
                 .args(["--device", &dev, "--wait", "60"])
                 .args(args)
                 .stdin(Stdio::null())
@@ -61,7 +63,7 @@ fn a_lock_left_by_a_killed_process_does_not_block() {
     assert_eq!(ocetool(&["--device", &dev, "emulator", "init"]).code, 0);
     // GET_ACTIVE_PROFILE takes 5 s: the process holds the lock while it waits.
     assert_eq!(ocetool(&["--device", &dev, "emulator", "fault", "set", "slow=1:167:5000"]).code, 0);
-    let mut child = Command::new(ocetool_bin())
+    let mut child = Command::new(OCETOOL)
         .args(["--device", &dev, "profiles"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())

@@ -1,7 +1,9 @@
-//! Issue 3 end to end through the CLI: switch a fresh adapter to RoCE, activate it by chip reset
+//! The RoCE workflow end to end through the CLI: switch a fresh adapter to RoCE, activate it by chip reset
 //! or power cycle, check every design.md §7 field along the way, and switch back.
 
-use oce_tests::{Run, emu_arg, ocetool};
+mod common;
+
+use common::{Run, emu_arg, ocetool};
 use serde_json::Value;
 
 fn fresh() -> (tempfile::TempDir, String) {
@@ -169,11 +171,11 @@ fn profiles_by_id_and_unknown_ids() {
 fn concurrent_switches_are_serialized() {
     let (_d, dev) = fresh();
     ok_json(&["--device", &dev, "emulator", "init", "--json"]);
-    let bin = oce_tests::ocetool_bin();
+    let bin = common::OCETOOL;
     let children: Vec<_> = (0..6)
         .map(|i| {
             let target = if i % 2 == 0 { "roce" } else { "nic" };
-            std::process::Command::new(&bin)
+            std::process::Command::new(bin)
                 .args(["--device", &dev, "--wait", "30", "set-profile", target, "--yes", "--json"])
                 .stdin(std::process::Stdio::null())
                 .output()

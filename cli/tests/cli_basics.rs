@@ -1,9 +1,11 @@
 //! The `ocetool` binary as a user or a script runs it, on temporary emulator directories:
 //! query, profiles, raw, emulator init/show/power-cycle, the device lock, and bad input.
 
+mod common;
+
 use std::fs::OpenOptions;
 
-use oce_tests::{Run, emu_arg, ocetool};
+use common::{Run, emu_arg, ocetool};
 use serde_json::Value;
 
 fn fresh() -> (tempfile::TempDir, String) {
@@ -142,7 +144,7 @@ fn emulator_init_show_power_cycle() {
 #[test]
 fn device_from_the_environment() {
     let (_d, dev) = fresh();
-    let run: Run = std::process::Command::new(oce_tests::ocetool_bin())
+    let run: Run = std::process::Command::new(common::OCETOOL)
         .args(["query", "--json"])
         .env("OCETOOL_DEVICE", &dev)
         .output()

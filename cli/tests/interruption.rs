@@ -1,15 +1,17 @@
 //! A process killed or interrupted in the middle of a change leaves the adapter consistent
-//! (issue 3 "Safety", issue 6 item 4): killed between SET_ACTIVE_PROFILE and its read-back, a
+//! (docs/reliability.md, "Interruption"): killed between SET_ACTIVE_PROFILE and its read-back, a
 //! failed SET injected, SIGINT and SIGTERM at a precise point, and no lock left behind.
 //!
 //! Precision comes from the emulator's `slow=SUB:OP:MS` fault, which keeps one command in flight
 //! for a known time, and from watching `state.json`, which the emulator replaces atomically.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use oce_tests::{emu_arg, ocetool, ocetool_bin};
+use common::{OCETOOL, emu_arg, ocetool};
 use serde_json::Value;
 
 /// GET_ACTIVE_PROFILE: read before and after SET_ACTIVE_PROFILE (spec/protocol.md §5.9).
@@ -42,7 +44,7 @@ fn profile_id(dev: &str, name: &str) -> u64 {
 }
 
 fn spawn(dev: &str, args: &[&str]) -> Child {
-    Command::new(ocetool_bin())
+    Command::new(OCETOOL)
         .arg("--device")
         .arg(dev)
         .args(args)

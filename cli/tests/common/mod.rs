@@ -1,0 +1,79 @@
+//! Shared helpers of the CLI tests: the `ocetool` binary cargo built from this tree for this test
+//! run (`CARGO_BIN_EXE_ocetool`, never a binary left over from an earlier build), run as a process
+//! on temporary emulator directories.
+//!
+//! Each test file uses some of these helpers, so the unused rest is allowed per file.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+/// The `ocetool` binary cargo built for this test run.
+pub const OCETOOL: &str = env!("CARGO_BIN_EXE_ocetool");
+
+/// A command for the binary with stdin closed (not a terminal) and no `OCETOOL_DEVICE` from the
+/// caller's environment; the caller adds arguments and pipes.
+pub fn command() -> Command {
+    let mut cmd = Command::new(OCETOOL);
+    cmd.env_remove("OCETOOL_DEVICE").stdin(Stdio::null());
+    cmd
+}
+
+/// What one ocetool run produced.
+#[derive(Debug)]
+pub struct Run {
+    /// Exit code (-1 when killed by a signal).
+    pub code: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl Run {
+    /// Stdout parsed as JSON; panics with the output when it is not.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\nstderr:\n{}", self.stdout, self.stderr))
+    }
+
+    /// The emulated adapter's event log lines on stderr (`-vv` on an `emu:` device), without
+    /// their prefix.
+    pub fn events(&self) -> Vec<&str> {
+        self.stderr.lines().filter_map(|l| l.strip_prefix(EVENT_PREFIX)).collect()
+    }
+
+    /// Stderr without the event log lines: what a user sees without `-vv`.
+    pub fn message_lines(&self) -> Vec<&str> {
+        self.stderr.lines().filter(|l| !l.starts_with(EVENT_PREFIX)).collect()
+    }
+
+    /// True when the event log shows command `opcode` of subsystem COMMON (1) executed.
+    pub fn ran(&self, opcode: u8) -> bool {
+        let needle = format!("subsystem: 1, opcode: {opcode},");
+        self.events().iter().any(|e| e.starts_with("Command {") && e.contains(&needle))
+    }
+}
+
+/// How `-vv` marks a line of the emulated adapter's event log on stderr.
+pub const EVENT_PREFIX: &str = "ocetool: emulator event: ";
+
+impl From<Output> for Run {
+    fn from(o: Output) -> Self {
+        Self {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+/// Runs ocetool with `args`, stdin closed (not a terminal).
+pub fn ocetool(args: &[&str]) -> Run {
+    command().args(args).output().expect("run ocetool").into()
+}
+
+/// `emu:DIR` for a path.
+pub fn emu_arg(dir: &Path) -> String {
+    format!("emu:{}", dir.display())
+}

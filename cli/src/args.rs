@@ -50,7 +50,8 @@ pub struct GlobalArgs {
     /// flash writes always get at least their own, longer limit).
     #[arg(long, global = true, value_name = "SECS", default_value_t = 4.0)]
     pub command_timeout: f64,
-    /// More detail: the cause chain of errors, and the steps taken.
+    /// More detail: the cause chain of errors; `-vv` on an emulated adapter also prints its
+    /// event log (every command it executed, resets, faults that fired) on stderr.
     #[arg(long, short = 'v', global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
 }

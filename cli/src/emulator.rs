@@ -60,6 +60,21 @@ pub fn emulator_error(e: &EmulatorError) -> CliError {
     }
 }
 
+/// Prints what the emulated adapter saw and did during this command (its event log: every
+/// command with its status, resets, boots, faults that fired, host protocol violations), one
+/// `ocetool: emulator event: ...` line each on stderr. `-vv` asks for it: a script rehearsed on
+/// the emulator shows exactly what it sent, and the CLI tests check that a fault really fired.
+pub fn print_events(emu: &Emulator) {
+    use std::io::Write;
+    let mut stderr = std::io::stderr().lock();
+    for event in emu.events() {
+        let _ = writeln!(stderr, "ocetool: emulator event: {event:?}");
+    }
+    if emu.dropped_events() > 0 {
+        let _ = writeln!(stderr, "ocetool: emulator event: ({} older events dropped)", emu.dropped_events());
+    }
+}
+
 /// What `ocetool emulator ...` prints.
 #[derive(Debug, Serialize)]
 pub struct EmulatorReport {

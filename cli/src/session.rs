@@ -15,7 +15,7 @@ use oce_pci::{
 
 use crate::args::GlobalArgs;
 use crate::device::{DeviceLock, DeviceSpec, lock_path};
-use crate::emulator::open_emulator;
+use crate::emulator::{open_emulator, print_events};
 use crate::error::{CliError, CliResult, ErrorKind};
 use crate::output::confirm;
 
@@ -133,8 +133,11 @@ pub fn run_job<J: Job>(global: &GlobalArgs, job: J) -> CliResult<J::Output> {
     match &spec {
         DeviceSpec::Emulator(dir) => {
             let emu = open_emulator(dir)?;
-            let out = open_session(emu, spec.clone(), timeouts(global), job.needs_ready_adapter())
+            let out = open_session(emu.clone(), spec.clone(), timeouts(global), job.needs_ready_adapter())
                 .and_then(|mut s| job.run(&mut s));
+            if global.verbose >= 2 {
+                print_events(&emu);
+            }
             finish(out)
         }
         DeviceSpec::Pci(addr) => run_on_pci(global, *addr, &spec, job),

@@ -93,11 +93,12 @@ pub fn select_device(global: &GlobalArgs) -> CliResult<DeviceSpec> {
 /// that is not OneConnect at all (a mistyped address must never unbind someone's other NIC), or
 /// a OneConnect function of another chip or protocol.
 ///
-/// `OCETOOL_UNSAFE_ANY_DEVICE=1` skips this check. It exists for the real-kernel test
-/// (`tests/vfio-qemu/run.sh`), which has no OneConnect adapter and drives an e1000 through the
-/// hand-off instead; never set it on a machine you care about.
+/// Only a binary built with the cargo feature `unsafe-any-device` honours
+/// `OCETOOL_UNSAFE_ANY_DEVICE=1`, which skips this check. The feature exists for the real-kernel
+/// test (`tests/vfio-qemu/run.sh`), which has no OneConnect adapter and drives an e1000 through
+/// the hand-off instead; a default (and every release) build ignores the variable.
 fn check_supported(roots: &Roots, addr: PciAddress) -> CliResult<()> {
-    if std::env::var_os("OCETOOL_UNSAFE_ANY_DEVICE").is_some_and(|v| v == "1") {
+    if cfg!(feature = "unsafe-any-device") && std::env::var_os("OCETOOL_UNSAFE_ANY_DEVICE").is_some_and(|v| v == "1") {
         return Ok(());
     }
     let info = discover::describe(roots, addr).map_err(|e| pci_error(&format!("cannot read {addr}"), &e))?;

@@ -238,3 +238,27 @@ fn a_held_device_lock_means_busy() {
     lock.unlock().unwrap();
     ok(ocetool(&["--device", &dev, "query"]));
 }
+
+/// `OCETOOL_UNSAFE_ANY_DEVICE=1` is a test escape of the real-kernel test only: a binary built
+/// without the cargo feature `unsafe-any-device` (the default, and every release build) still
+/// refuses a function that is not OneConnect before touching it.
+#[test]
+fn the_any_device_escape_needs_the_test_feature() {
+    let d = tempfile::tempdir().unwrap();
+    let e1000 = d.path().join("sys/bus/pci/devices/0000:00:03.0");
+    std::fs::create_dir_all(&e1000).unwrap();
+    for (file, value) in [("vendor", "0x8086"), ("device", "0x100e"), ("class", "0x020000")] {
+        std::fs::write(e1000.join(file), format!("{value}\n")).unwrap();
+    }
+    let sys = d.path().join("sys");
+    let run: Run = common::command()
+        .args(["--sysfs-root", sys.to_str().unwrap(), "--dev-root", d.path().join("dev").to_str().unwrap()])
+        .args(["--device", "0000:00:03.0", "query"])
+        .env("OCETOOL_UNSAFE_ANY_DEVICE", "1")
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    let refused = run.stderr.contains("is not an Emulex OneConnect function");
+    assert_eq!(refused, !cfg!(feature = "unsafe-any-device"), "{}", run.stderr);
+}

@@ -1,8 +1,10 @@
 //! The fault matrix: every emulator fault × every operation, through the CLI binary.
 //!
 //! Each cell checks that the operation ends as expected (a one-line error naming the symptom with
-//! exit code 1, or success where the fault does not touch the operation), that the adapter's
-//! persistent state is consistent afterwards (each profile and each firmware version the old or
+//! exit code 1, or success where the fault does not touch the operation or the operation clears
+//! it), that the scenario really happened (the emulated adapter's event log, printed with `-vv`,
+//! shows the fault firing or the command it targets executing; a fault the operation must not
+//! touch is still set as it was), that the adapter's persistent state is consistent afterwards (each profile and each firmware version the old or
 //! the new one, and the adapter boots), and that the operation succeeds once the fault is cleared.
 //!
 //! The resulting table must equal the one in `docs/reliability.md` (between the fault-matrix
@@ -51,10 +53,56 @@ impl Op {
 /// What a cell must do.
 #[derive(Clone, Copy)]
 enum Expect {
-    /// Exit 1 with this phrase in the one-line message; the table shows `label`.
-    Fail { phrase: &'static str, label: &'static str },
+    /// Exit 1 with every phrase in the one-line message; the table shows `label`.
+    Fail { phrases: &'static [&'static str], label: &'static str },
     /// Exit 0.
     Ok,
+    /// Exit 0, and the operation (a chip reset) cleared the fault.
+    Cleared,
+}
+
+/// What a cell's run left to look at: the run itself, with `-vv` (the emulated adapter's event
+/// log: every command it executed, resets, faults that fired), and the faults still set after it.
+struct Seen {
+    run: Run,
+    faults: Vec<String>,
+}
+
+impl Seen {
+    fn ran(&self, opcode: u8) -> Result<(), String> {
+        if self.run.ran(opcode) { Ok(()) } else { Err(format!("opcode {opcode} never ran")) }
+    }
+
+    fn did_not_run(&self, opcode: u8) -> Result<(), String> {
+        if self.run.ran(opcode) { Err(format!("opcode {opcode} ran")) } else { Ok(()) }
+    }
+
+    /// Nothing reached the firmware: no command and no signature WRB was executed.
+    fn nothing_sent(&self) -> Result<(), String> {
+        match self.run.events().into_iter().find(|e| e.starts_with("Command {") || e.starts_with("Signature {")) {
+            Some(e) => Err(format!("the firmware executed {e}")),
+            None => Ok(()),
+        }
+    }
+
+    /// The fault fired during the operation (`rdy-hang`, `flash-fail-at`, `power-loss-at`).
+    fn fired(&self) -> Result<(), String> {
+        let fired = self.run.events().iter().any(|e| e.starts_with("FaultTriggered"));
+        if fired { Ok(()) } else { Err("the fault never fired".into()) }
+    }
+
+    /// The fault is still set afterwards, exactly as it was (a countdown that never moved).
+    fn still_set(&self, spec: &str) -> Result<(), String> {
+        if self.faults.iter().any(|f| f == spec) { Ok(()) } else { Err(format!("{spec} is gone: {:?}", self.faults)) }
+    }
+
+    /// The chip reset ran and the fault is gone with it.
+    fn cleared_by_reset(&self) -> Result<(), String> {
+        if !self.run.events().contains(&"ChipReset") {
+            return Err("no chip reset".into());
+        }
+        if self.faults.is_empty() { Ok(()) } else { Err(format!("still set after the reset: {:?}", self.faults)) }
+    }
 }
 
 struct Fault {
@@ -63,69 +111,115 @@ struct Fault {
     /// The spec for an operation.
     spec: fn(&Op) -> String,
     expect: fn(&Op) -> Expect,
+    /// What shows that the cell's scenario really happened.
+    evidence: fn(&Op, &Seen) -> Result<(), String>,
     /// Clearing needs a power cycle (power is lost until then).
     power_cycle: bool,
 }
 
-const fn fail(phrase: &'static str, label: &'static str) -> Expect {
-    Expect::Fail { phrase, label }
+const fn fail(phrases: &'static [&'static str], label: &'static str) -> Expect {
+    Expect::Fail { phrases, label }
 }
+
+fn is_reset(op: &Op) -> bool {
+    op.name == "reset"
+}
+
+fn is_flash(op: &Op) -> bool {
+    op.name == "fw update"
+}
+
+/// READ_FLASHROM and WRITE_FLASHROM (spec/protocol.md §5): the only commands flash faults touch.
+const READ_FLASHROM: u8 = 6;
+const WRITE_FLASHROM: u8 = 7;
 
 fn faults() -> Vec<Fault> {
     vec![
         Fault {
             row: "post-stuck=0x0002",
             spec: |_| "post-stuck=0x0002".into(),
-            expect: |_| fail("stuck at stage 0x0002", "POST stuck at 0x0002"),
+            expect: |_| fail(&["stuck at stage 0x0002"], "POST stuck at 0x0002"),
+            evidence: |_, s| s.nothing_sent(),
             power_cycle: false,
         },
         Fault {
             row: "post-error",
             spec: |_| "post-error".into(),
-            expect: |_| fail("POST failed", "POST failed"),
+            expect: |_| fail(&["POST failed"], "POST failed"),
+            evidence: |_, s| s.nothing_sent(),
             power_cycle: false,
         },
         Fault {
             row: "ue=0x1",
             spec: |_| "ue=0x1".into(),
-            expect: |_| fail("unrecoverable error", "unrecoverable error (UE)"),
+            expect: |op| {
+                if is_reset(op) { Expect::Cleared } else { fail(&["unrecoverable error"], "unrecoverable error (UE)") }
+            },
+            evidence: |op, s| if is_reset(op) { s.cleared_by_reset() } else { s.nothing_sent() },
             power_cycle: false,
         },
         Fault {
             row: "rdy-never",
             spec: |_| "rdy-never".into(),
-            expect: |_| fail("did not become ready", "firmware not ready"),
+            expect: |op| {
+                if is_reset(op) {
+                    Expect::Cleared
+                } else {
+                    fail(&["did not become ready", "before the address high write"], "firmware not ready")
+                }
+            },
+            evidence: |op, s| if is_reset(op) { s.cleared_by_reset() } else { s.nothing_sent() },
             power_cycle: false,
         },
         Fault {
             row: "rdy-hang",
             spec: |_| "rdy-hang".into(),
-            expect: |_| fail("did not become ready", "firmware not ready"),
+            expect: |op| {
+                if is_reset(op) { Expect::Cleared } else { fail(&["did not become ready"], "firmware not ready") }
+            },
+            evidence: |op, s| if is_reset(op) { s.cleared_by_reset() } else { s.fired().and(s.nothing_sent()) },
             power_cycle: false,
         },
-        Fault { row: "rdy-after=3", spec: |_| "rdy-after=3".into(), expect: |_| Expect::Ok, power_cycle: false },
+        Fault {
+            row: "rdy-after=3",
+            spec: |_| "rdy-after=3".into(),
+            expect: |_| Expect::Ok,
+            evidence: |op, s| {
+                s.ran(op.key_opcode)?;
+                s.still_set("rdy-after=3")?;
+                match s.run.events().into_iter().find(|e| e.starts_with("WriteWhileBusy")) {
+                    Some(e) => Err(format!("the host ignored RDY: {e}")),
+                    None => Ok(()),
+                }
+            },
+            power_cycle: false,
+        },
         Fault {
             row: "gone",
             spec: |_| "gone".into(),
-            expect: |_| fail("stopped answering", "adapter stopped answering"),
+            expect: |_| fail(&["stopped answering"], "adapter stopped answering"),
+            evidence: |_, s| s.nothing_sent(),
             power_cycle: false,
         },
         Fault {
             row: "power-lost",
             spec: |_| "power-lost".into(),
-            expect: |_| fail("stopped answering", "adapter stopped answering"),
+            expect: |_| fail(&["stopped answering"], "adapter stopped answering"),
+            evidence: |_, s| s.nothing_sent(),
             power_cycle: true,
         },
         Fault {
             row: "status=1:OP:1",
             spec: |op| format!("status=1:{}:1", op.key_opcode),
-            expect: |_| fail("base status 1", "command failed (status 1)"),
+            expect: |_| fail(&["base status 1"], "command failed (status 1)"),
+            evidence: |op, s| s.ran(op.key_opcode),
             power_cycle: false,
         },
         Fault {
             row: "response-length=1:OP:100000",
             spec: |op| format!("response-length=1:{}:100000", op.key_opcode),
-            expect: |_| fail("response claims 100000 bytes", "response longer than its buffer"),
+            expect: |_| fail(&["response claims 100000 bytes"], "response longer than its buffer"),
+            evidence: |op, s| s.ran(op.key_opcode),
             power_cycle: false,
         },
         Fault {
@@ -133,40 +227,64 @@ fn faults() -> Vec<Fault> {
             spec: |op| format!("truncate=1:{}:2", op.key_opcode),
             // SET_ACTIVE_PROFILE has no response body to cut.
             expect: |op| {
-                if op.name == "set-profile" { Expect::Ok } else { fail("malformed response", "truncated response") }
+                if op.name == "set-profile" {
+                    Expect::Ok
+                } else {
+                    fail(&["malformed response", "at byte"], "truncated response")
+                }
             },
+            evidence: |op, s| s.ran(op.key_opcode),
             power_cycle: false,
         },
         Fault {
             row: "no-valid=1:OP",
             spec: |op| format!("no-valid=1:{}", op.key_opcode),
-            expect: |_| fail("VALID not set", "completion without VALID"),
+            expect: |_| fail(&["VALID not set"], "completion without VALID"),
+            evidence: |op, s| s.ran(op.key_opcode),
             power_cycle: false,
         },
         Fault {
             row: "slow=1:OP:50",
             spec: |op| format!("slow=1:{}:50", op.key_opcode),
             expect: |_| Expect::Ok,
+            evidence: |op, s| s.ran(op.key_opcode),
             power_cycle: false,
         },
         Fault {
             row: "flash-fail-at=2",
             spec: |_| "flash-fail-at=2".into(),
-            expect: |op| {
-                if op.name == "fw update" { fail("writing section", "section write failed") } else { Expect::Ok }
-            },
+            expect: |op| if is_flash(op) { fail(&["writing section"], "section write failed") } else { Expect::Ok },
+            evidence: |op, s| if is_flash(op) { s.fired() } else { s.still_set("flash-fail-at=2") },
             power_cycle: false,
         },
         Fault {
             row: "power-loss-at=3",
             spec: |_| "power-loss-at=3".into(),
-            expect: |op| {
-                if op.name == "fw update" { fail("stopped answering", "power lost mid-flash") } else { Expect::Ok }
-            },
+            expect: |op| if is_flash(op) { fail(&["stopped answering"], "power lost mid-flash") } else { Expect::Ok },
+            evidence: |op, s| if is_flash(op) { s.fired() } else { s.still_set("power-loss-at=3") },
             power_cycle: true,
         },
-        Fault { row: "slow-flash=1", spec: |_| "slow-flash=1".into(), expect: |_| Expect::Ok, power_cycle: false },
-        Fault { row: "no-offset-mode", spec: |_| "no-offset-mode".into(), expect: |_| Expect::Ok, power_cycle: false },
+        Fault {
+            row: "slow-flash=1",
+            spec: |_| "slow-flash=1".into(),
+            expect: |_| Expect::Ok,
+            evidence: |op, s| if is_flash(op) { s.ran(WRITE_FLASHROM) } else { s.did_not_run(WRITE_FLASHROM) },
+            power_cycle: false,
+        },
+        Fault {
+            row: "no-offset-mode",
+            spec: |_| "no-offset-mode".into(),
+            expect: |_| Expect::Ok,
+            evidence: |op, s| {
+                if is_flash(op) {
+                    let fell_back = s.run.json()["fell_back"] == true;
+                    if fell_back { Ok(()) } else { Err("the walk did not fall back to op types".into()) }
+                } else {
+                    s.did_not_run(READ_FLASHROM).and(s.did_not_run(WRITE_FLASHROM))
+                }
+            },
+            power_cycle: false,
+        },
     ]
 }
 
@@ -201,20 +319,29 @@ fn cell(template: &Path, image: &Path, work: &Path, fault: &Fault, op: &Op) -> R
     json(&dev, &["emulator", "fault", "set", &spec]);
 
     let mut args = op.args(image);
-    args.push("--json".into());
+    args.extend(["--json".into(), "-vv".into()]);
     let r = run(&dev, &args);
+    let faults_after = json(&dev, &["emulator", "fault", "list"])["faults"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|f| f.as_str().map(str::to_owned)).collect())
+        .unwrap_or_default();
     let expect = (fault.expect)(op);
     let text = match expect {
         Expect::Ok if r.code == 0 => "ok".to_owned(),
-        Expect::Fail { phrase, label } if r.code == 1 => {
+        Expect::Cleared if r.code == 0 => "ok: the reset clears it".to_owned(),
+        Expect::Fail { phrases, label } if r.code == 1 => {
             let msg = r.json()["error"]["message"].as_str().unwrap_or_default().to_owned();
-            if !msg.contains(phrase) || msg.contains('\n') {
-                return Err(format!("{spec} × {}: message {msg:?} lacks {phrase:?}", op.name));
+            if phrases.iter().any(|p| !msg.contains(p)) || msg.contains('\n') {
+                return Err(format!("{spec} × {}: message {msg:?} lacks one of {phrases:?}", op.name));
             }
             format!("exit 1: {label}")
         }
         _ => return Err(format!("{spec} × {}: exit {} ({}{})", op.name, r.code, r.stdout, r.stderr)),
     };
+    let seen = Seen { run: r, faults: faults_after };
+    (fault.evidence)(op, &seen).map_err(|e| {
+        format!("{spec} × {}: the scenario did not happen: {e}\nevents:\n{}", op.name, seen.run.events().join("\n"))
+    })?;
 
     // Clear the fault (and restore power), then the adapter must be consistent and usable.
     json(&dev, &["emulator", "fault", "clear", "--all"]);

@@ -50,14 +50,24 @@
 //! - **Faults** (`faults`, set from tests or `ocetool emulator fault`): a POST fault shows at
 //!   once on a running adapter (the walk sits at the faulty stage) and, cleared, the walk goes
 //!   on to 0xC000; `rdy-hang` hangs the mailbox at the next doorbell write (the write is lost)
-//!   and then persists as `rdy-never`; `rdy-after=N` replaces both read-counted busy periods; a
-//!   forced status skips the handler (no state change, `response_length` 0); `truncate` keeps
-//!   the real `actual_response_length` and leaves the buffer past the cut as it was;
+//!   and then persists as `rdy-never` until a reset (below); `rdy-after=N` replaces both
+//!   read-counted busy periods; a forced status skips the handler (no state change,
+//!   `response_length` 0); `truncate` keeps the real `actual_response_length` and leaves the
+//!   buffer past the cut as it was;
 //!   `response-length` changes only that header field; a `slow` command (and every chunk under
 //!   `slow-flash`) runs when its read-counted busy period ends — state changes are saved then —
 //!   but its completion entry is written, and RDY reads 1, only when the delay has passed on the
 //!   emulator's clock. A chip reset or power cycle drops a held completion; clearing the fault
 //!   does not. Faults match a command by subsystem and opcode, any version.
+//! - **What a reset clears** (`faults`, `model`): a chip reset or a power cycle restarts the
+//!   firmware, so it ends what only the running firmware held: a hung mailbox (`rdy-never`,
+//!   `rdy-hang`) and the UE status (`ue`). be2net's own recovery from a Skyhawk UE is exactly a
+//!   chip soft reset and a new POST (spec/protocol.md §7.4); a UE that no reset clears (a broken
+//!   block) is not modelled, and on hardware `ocetool reset` then reports the UE again. A reset
+//!   does not clear what lies beneath the firmware: a POST that stops or fails (`post-stuck`,
+//!   `post-error`: the boot fails the same way each time), a device off the bus (`gone`; and
+//!   `power-lost` only until a power cycle), the command and flash faults (the firmware's and
+//!   the flash's behaviour), slow firmware (`rdy-after`) and `no-offset-mode`.
 //! - **Flash** (`flash`): erased flash reads 0xFF; the factory image is `oce-firmware`'s small
 //!   layout, every section carrying the factory version in `ver_data`; the CRC model is
 //!   `oce_firmware::crc` (design.md §6). "The directory on flash" is the first cookie at a

@@ -77,3 +77,25 @@ pub fn ocetool(args: &[&str]) -> Run {
 pub fn emu_arg(dir: &Path) -> String {
     format!("emu:{}", dir.display())
 }
+
+/// A count of the WRITE_FLASHROM chunks an emulated adapter received, readable while another
+/// process flashes it: set the fault `flash-fail-at=CHUNK_COUNTER` (far more chunks than any
+/// update sends, so it never fires); the emulator saves its countdown in `state.json` at every
+/// chunk, so `CHUNK_COUNTER - flash_fail_at` chunks have arrived.
+pub const CHUNK_COUNTER: u64 = 100_000;
+
+/// Chunks received since `flash-fail-at=CHUNK_COUNTER` was set on the adapter in `state_dir`.
+pub fn chunks_received(state_dir: &Path) -> u64 {
+    let state: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(state_dir.join("state.json")).expect("state.json")).expect("JSON");
+    CHUNK_COUNTER - state["faults"]["flash_fail_at"].as_u64().expect("flash-fail-at is set")
+}
+
+/// Polls `done` every 5 ms for up to 20 s; panics naming `what` when it never holds.
+pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}

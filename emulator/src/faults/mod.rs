@@ -150,6 +150,16 @@ impl Faults {
         out
     }
 
+    /// The firmware restarts (chip reset or power cycle, then POST): what lived only in the
+    /// running firmware ends with it — a hung mailbox (`rdy-never`, and `rdy-hang`, armed or
+    /// fired) and the UE status it reported. Everything else is a property of the hardware, the
+    /// flash or the firmware image and outlives a reset (`crate::assumptions`, "Faults").
+    pub(crate) fn firmware_restarted(&mut self) {
+        self.rdy_never = false;
+        self.rdy_hang = false;
+        self.ue_status = [0; 2];
+    }
+
     /// True when the adapter does not answer at all (`gone` or `power_lost`).
     pub(crate) fn unreachable(&self) -> bool {
         self.gone || self.power_lost

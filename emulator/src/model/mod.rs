@@ -194,8 +194,9 @@ impl Model {
 
     /// POST: check the flash, rebuild the running state (the next profile becomes active, the
     /// booted section's version runs) and restart the semaphore walk. What the firmware held in
-    /// RAM is lost. The caller saves.
+    /// RAM is lost, and so is a hang or UE of the firmware that ran before. The caller saves.
     fn boot(&mut self) {
+        self.state.faults.firmware_restarted();
         let check = self.flash.boot_check();
         self.state.runtime = Runtime::after_post(&self.state.nvram, self.state.identity.macs.len(), &check);
         self.post = PostWalk::start(check.outcome, self.timing.post_reads_per_stage);

@@ -6,9 +6,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
-use common::{OCETOOL, Run, emu_arg, ocetool};
+use common::{CHUNK_COUNTER, OCETOOL, Run, chunks_received, emu_arg, ocetool, wait_until};
 use oce_firmware::build::{EntryPatch, ImageBuilder};
 use oce_firmware::dir::ImageType;
 use serde_json::Value;
@@ -171,7 +170,7 @@ fn a_wrong_crc_trailer_is_refused_by_the_adapter_and_flash_is_untouched() {
 fn a_flash_killed_in_mid_section_leaves_the_adapter_bootable_and_a_rerun_completes() {
     let s = Setup::new();
     let file = s.image("new.ufi", ImageBuilder::new(NEW));
-    s.json(&["emulator", "fault", "set", "slow-flash=20"]);
+    s.json(&["emulator", "fault", "set", "slow-flash=20", &format!("flash-fail-at={CHUNK_COUNTER}")]);
     let mut child = Command::new(OCETOOL)
         .args(["--device", &s.dev, "fw", "update", file.to_str().unwrap(), "--yes"])
         .stdin(Stdio::null())
@@ -179,12 +178,13 @@ fn a_flash_killed_in_mid_section_leaves_the_adapter_bootable_and_a_rerun_complet
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // The firmware section is 512 KiB = 16 chunks of 20 ms: kill after a few of them.
-    let started = Instant::now();
-    std::thread::sleep(Duration::from_millis(150));
+    // The firmware section (written first) is 512 KiB = 16 chunks of 20 ms: kill after two.
+    let state = s.dir.path().join("emu");
+    wait_until("the first chunks of the firmware section", || chunks_received(&state) >= 2);
     child.kill().unwrap();
     child.wait().unwrap();
-    assert!(started.elapsed() < Duration::from_secs(5));
+    let received = chunks_received(&state);
+    assert!((2..16).contains(&received), "the kill landed inside the firmware section: {received} chunks in");
 
     s.json(&["emulator", "fault", "clear", "--all"]);
     s.json(&["emulator", "power-cycle"]);

@@ -11,11 +11,13 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{OCETOOL, emu_arg, ocetool};
+use common::{CHUNK_COUNTER, OCETOOL, Run, chunks_received, emu_arg, ocetool, wait_until};
 use serde_json::Value;
 
 /// GET_ACTIVE_PROFILE: read before and after SET_ACTIVE_PROFILE (spec/protocol.md §5.9).
 const GET_ACTIVE_PROFILE: u8 = 167;
+/// SET_ACTIVE_PROFILE (spec/protocol.md §5.9).
+const SET_ACTIVE_PROFILE: u8 = 168;
 
 fn fresh() -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
@@ -55,12 +57,9 @@ fn spawn(dev: &str, args: &[&str]) -> Child {
         .unwrap()
 }
 
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+/// True while `child` has not exited: a kill or signal sent now lands in the middle of its work.
+fn running(child: &mut Child) -> bool {
+    child.try_wait().unwrap().is_none()
 }
 
 fn signal(child: &Child, sig: i32) {
@@ -77,6 +76,7 @@ fn killed_between_set_and_verification_leaves_the_new_profile_pending() {
     let mut child = spawn(&dev, &["set-profile", "roce", "--yes"]);
     // The SET has been stored once state.json names RoCE-2; the read-back is then in flight.
     wait_until("SET_ACTIVE_PROFILE to be stored", || next_profile_in_state(dir.path()) == roce2);
+    assert!(running(&mut child), "the read-back is still in flight when the kill lands");
     child.kill().unwrap();
     child.wait().unwrap();
 
@@ -95,15 +95,29 @@ fn killed_at_any_point_leaves_the_old_or_the_new_profile() {
     let nic = profile_id(&dev, "NIC");
     let roce2 = profile_id(&dev, "RoCE-2 (NIC+RoCE)");
     json(&dev, &["emulator", "fault", "set", &format!("slow=1:{GET_ACTIVE_PROFILE}:40")]);
-    for delay_ms in [0u64, 5, 20, 45, 60, 85, 110, 150] {
-        let target = if next_profile_in_state(dir.path()) == nic { "roce" } else { "nic" };
+    // Kills at growing delays, until some landed before SET_ACTIVE_PROFILE and some after it
+    // while the process still ran (the read-back in flight): both moments were really hit.
+    let (mut before_set, mut after_set) = (0, 0);
+    for delay_ms in [0u64, 5, 10, 20, 30, 45, 60, 75, 90, 110, 130, 150, 200, 250, 300].repeat(3) {
+        if before_set > 0 && after_set > 0 {
+            break;
+        }
+        let old = next_profile_in_state(dir.path());
+        let target = if old == nic { "roce" } else { "nic" };
         let mut child = spawn(&dev, &["--wait", "10", "set-profile", target, "--yes"]);
         std::thread::sleep(Duration::from_millis(delay_ms));
+        let mid_run = running(&mut child);
         child.kill().unwrap();
         child.wait().unwrap();
         let next = next_profile_in_state(dir.path());
         assert!(next == nic || next == roce2, "after a kill at {delay_ms} ms the next profile is {next}");
+        match (mid_run, next == old) {
+            (true, true) => before_set += 1,
+            (true, false) => after_set += 1,
+            (false, _) => {}
+        }
     }
+    assert!(before_set > 0 && after_set > 0, "kills before the SET: {before_set}, after it: {after_set}");
     json(&dev, &["emulator", "fault", "clear", "--all"]);
     let q = json(&dev, &["query"]);
     let next = q["profile"]["next"]["id"].as_u64().unwrap();
@@ -131,15 +145,17 @@ fn interrupted_before_the_set(sig: i32, code: i32) {
     let (dir, dev) = fresh();
     let before = next_profile_in_state(dir.path());
     json(&dev, &["emulator", "fault", "set", &format!("slow=1:{GET_ACTIVE_PROFILE}:800")]);
-    let child = spawn(&dev, &["set-profile", "roce", "--yes"]);
+    let child = spawn(&dev, &["-vv", "set-profile", "roce", "--yes"]);
     // The first GET_ACTIVE_PROFILE (reading the profiles) is in flight for 800 ms.
     std::thread::sleep(Duration::from_millis(300));
     signal(&child, sig);
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(code), "{stderr}");
-    assert!(stderr.contains("nothing was changed") && stderr.contains("run the command again"), "{stderr}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+    let run: Run = child.wait_with_output().unwrap().into();
+    assert_eq!(run.code, code, "{}", run.stderr);
+    let message = run.message_lines();
+    assert_eq!(message.len(), 1, "one line: {}", run.stderr);
+    assert!(message[0].contains("nothing was changed") && message[0].contains("run the command again"), "{message:?}");
+    // The signal landed where it was meant to: GET_ACTIVE_PROFILE ran, SET_ACTIVE_PROFILE never did.
+    assert!(run.ran(GET_ACTIVE_PROFILE) && !run.ran(SET_ACTIVE_PROFILE), "{:?}", run.events());
     assert_eq!(next_profile_in_state(dir.path()), before, "stopped before SET_ACTIVE_PROFILE");
     // The lock is free at once, and a rerun completes.
     json(&dev, &["emulator", "fault", "clear", "--all"]);
@@ -173,10 +189,10 @@ fn interrupted_flash(sig: i32, code: i32) {
     let (dir, dev) = fresh();
     let image = dir.path().join("new.ufi");
     std::fs::write(&image, oce_firmware::build::ImageBuilder::new("11.2.0.9").build().unwrap()).unwrap();
-    // 20 ms a chunk: the 512 KiB firmware section alone takes about 320 ms.
-    json(&dev, &["emulator", "fault", "set", "slow-flash=20"]);
+    // 20 ms a chunk: the 512 KiB firmware section (the first one written) takes 16 chunks.
+    json(&dev, &["emulator", "fault", "set", "slow-flash=20", &format!("flash-fail-at={CHUNK_COUNTER}")]);
     let child = spawn(&dev, &["fw", "update", image.to_str().unwrap(), "--yes"]);
-    std::thread::sleep(Duration::from_millis(150));
+    wait_until("the first chunks of the firmware section", || chunks_received(&dir.path().join("emu")) >= 2);
     signal(&child, sig);
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -190,6 +206,7 @@ fn interrupted_flash(sig: i32, code: i32) {
     let flashed: Vec<Value> =
         r.json()["sections"].as_array().unwrap().iter().filter(|s| s["action"] == "flashed").cloned().collect();
     assert!(flashed.iter().all(|s| s["name"] != "firmware"), "the firmware section was already complete: {flashed:?}");
+    assert!(!flashed.is_empty(), "the stop came before the end of the update: the rerun had sections left");
     json(&dev, &["emulator", "power-cycle"]);
     assert_eq!(json(&dev, &["query"])["firmware"]["running"], "11.2.0.9");
 }
@@ -209,14 +226,15 @@ fn sigint_during_a_post_wait_ends_it_at_once() {
     let (_d, dev) = fresh();
     json(&dev, &["emulator", "fault", "set", "post-stuck=0x0002"]);
     let started = Instant::now();
-    let child = spawn(&dev, &["query"]); // the default POST wait is 60 s
+    let child = spawn(&dev, &["-vv", "query"]); // the default POST wait is 60 s
     std::thread::sleep(Duration::from_millis(300));
     signal(&child, 2);
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let run: Run = child.wait_with_output().unwrap().into();
+    assert_eq!(run.code, 130, "{}", run.stderr);
     assert!(started.elapsed() < Duration::from_secs(10), "did not wait out the POST timeout");
-    assert!(stderr.contains("nothing was changed"), "{stderr}");
+    // Stopped in the POST wait itself: the message says so, and nothing reached the firmware.
+    assert!(run.stderr.contains("nothing was changed") && run.stderr.contains("finished booting"), "{}", run.stderr);
+    assert!(run.events().iter().all(|e| !e.starts_with("Command") && !e.starts_with("Signature")), "{}", run.stderr);
 }
 
 #[test]
@@ -225,8 +243,9 @@ fn a_signal_after_the_change_completes_and_says_so() {
     let roce2 = profile_id(&dev, "RoCE-2 (NIC+RoCE)");
     // SET_ACTIVE_PROFILE itself takes 800 ms: the signal arrives while it is in flight.
     json(&dev, &["emulator", "fault", "set", "slow=1:168:800"]);
-    let child = spawn(&dev, &["set-profile", "roce", "--yes"]);
+    let mut child = spawn(&dev, &["set-profile", "roce", "--yes"]);
     wait_until("SET_ACTIVE_PROFILE to be stored", || next_profile_in_state(dir.path()) == roce2);
+    assert!(running(&mut child), "SET_ACTIVE_PROFILE's completion is still held back when the signal lands");
     signal(&child, 15);
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -82,14 +82,36 @@ fn signature_refusals_are_clear_errors() {
 fn a_failing_flash_part_is_a_write_error_with_the_statuses() {
     let (_dir, emu) = fresh_emulator();
     emu.set_fault(FaultSpec::parse("flash-fail-at=20").unwrap()).unwrap();
+    let before = flash_bin(&emu);
     let mut mbox = host(&emu);
-    let err = flash_file(&mut mbox, &ImageBuilder::new(NEW).build().unwrap(), Policy::default(), &mut NoProgress)
-        .unwrap_err();
+    let file = ImageBuilder::new(NEW).build().unwrap();
+    let err = flash_file(&mut mbox, &file, Policy::default(), &mut NoProgress).unwrap_err();
     // Chunk 20 is the backup section's 4th (the firmware section has 16).
     let FirmwareError::WriteRejected { section, status } = &err else { panic!("{err:?}") };
     assert_eq!(section.image_type, ImageType::FirmwareBackupIscsi);
     assert_eq!((status.base, status.additional.raw()), (BaseStatus::Failed, 23));
     assert!(err.to_string().contains("0xb0 (backup firmware)"), "{err}");
+
+    // The section before it is complete, the refused one was not committed at all.
+    let directory = ImageBuilder::new(NEW).directory();
+    let region = |t: ImageType| {
+        let e = directory.entry(t).unwrap();
+        e.offset as usize..(e.offset + e.pad_size) as usize
+    };
+    let after = flash_bin(&emu);
+    let image = UfiImage::parse(&file).unwrap();
+    let new_firmware = image.sections().find(|s| s.entry.image_type == ImageType::FirmwareIscsi).unwrap().data;
+    let firmware = region(ImageType::FirmwareIscsi);
+    assert!(after[firmware.start..firmware.start + new_firmware.len()] == *new_firmware, "firmware: wholly new");
+    let backup = region(ImageType::FirmwareBackupIscsi);
+    assert!(after[backup.clone()] == before[backup], "the backup section is wholly old");
+
+    // Once the fault is gone, the same update finishes what is missing.
+    emu.clear_fault("flash-fail-at").unwrap();
+    let report = flash_file(&mut mbox, &file, Policy::default(), &mut NoProgress).unwrap();
+    assert_eq!(report.sections[0].action, Outcome::SkippedSame, "the firmware section is not written again");
+    assert_eq!(report.sections[1].action, Outcome::Flashed);
+    assert_eq!(report.stored, NEW);
 }
 
 /// Stops once `after` sections have been written.

@@ -245,14 +245,8 @@ fn a_held_device_lock_means_busy() {
 #[test]
 fn the_any_device_escape_needs_the_test_feature() {
     let d = tempfile::tempdir().unwrap();
-    let e1000 = d.path().join("sys/bus/pci/devices/0000:00:03.0");
-    std::fs::create_dir_all(&e1000).unwrap();
-    for (file, value) in [("vendor", "0x8086"), ("device", "0x100e"), ("class", "0x020000")] {
-        std::fs::write(e1000.join(file), format!("{value}\n")).unwrap();
-    }
-    let sys = d.path().join("sys");
-    let run: Run = common::command()
-        .args(["--sysfs-root", sys.to_str().unwrap(), "--dev-root", d.path().join("dev").to_str().unwrap()])
+    common::fake_pci_function(d.path(), "0000:00:03.0", 0x8086, 0x100e); // an e1000
+    let run: Run = common::with_fake_sysfs(d.path())
         .args(["--device", "0000:00:03.0", "query"])
         .env("OCETOOL_UNSAFE_ANY_DEVICE", "1")
         .output()
@@ -261,4 +255,21 @@ fn the_any_device_escape_needs_the_test_feature() {
     assert_eq!(run.code, 3, "{}", run.stderr);
     let refused = run.stderr.contains("is not an Emulex OneConnect function");
     assert_eq!(refused, !cfg!(feature = "unsafe-any-device"), "{}", run.stderr);
+}
+
+/// ocetool drives OCe14000 (Skyhawk) adapters only: a Lancer (OCe15100) function is refused with
+/// one line and exit 3 before anything touches it, for every command, firmware updates included.
+#[test]
+fn a_lancer_adapter_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    common::fake_pci_function(d.path(), "0000:00:04.0", 0x10df, 0xe220); // Lancer NIC PF (be2net OC_DEVICE_ID3)
+    let image = d.path().join("new.ufi");
+    std::fs::write(&image, oce_firmware::build::ImageBuilder::new("11.2.0.9").build().unwrap()).unwrap();
+    for args in [vec!["query"], vec!["fw", "update", image.to_str().unwrap(), "--yes"]] {
+        let run: Run =
+            common::with_fake_sysfs(d.path()).args(["--device", "0000:00:04.0"]).args(&args).output().unwrap().into();
+        assert_eq!(run.code, 3, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{args:?}: {}", run.stderr);
+        assert!(run.stderr.contains("lancer (OCe15100): ocetool drives Skyhawk (OCe14000) only"), "{}", run.stderr);
+    }
 }

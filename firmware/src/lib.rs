@@ -14,8 +14,8 @@
 //! - [`walk`]: the sections in flashing-walk order with their op-types (§2.8), for flash plans;
 //! - [`version`]: dotted version strings and their order;
 //! - [`build`]: [`ImageBuilder`], valid synthetic images and broken ones for rejection tests;
-//! - [`flash`]: the flash plan, the Skyhawk walk and the Lancer object download over the mailbox,
-//!   with a progress observer.
+//! - [`flash`]: the flash plan and the Skyhawk walk over the mailbox, with a progress observer
+//!   (other chips are refused: [`flash::check_chip`]).
 //!
 //! ```
 //! use oce_firmware::{ImageBuilder, UfiImage, inspect};

@@ -17,7 +17,7 @@ fn both<C: Command>(buf: &[u8]) {
 
 fuzz_target!(|data: &[u8]| {
     let Some((&pick, buf)) = data.split_first() else { return };
-    match pick % 24 {
+    match pick % 22 {
         0 => both::<GetFwVersion>(buf),
         1 => both::<GetCntlAttributes>(buf),
         2 => both::<QueryFirmwareConfig>(buf),
@@ -36,13 +36,11 @@ fuzz_target!(|data: &[u8]| {
         15 => both::<SetProfileConfig>(buf),
         16 => both::<ReadFlashrom>(buf),
         17 => both::<WriteFlashrom<'static>>(buf),
-        18 => both::<WriteObject>(buf),
-        19 => both::<ReadObject>(buf),
-        20 => both::<FunctionReset>(buf),
-        21 => {
+        18 => both::<FunctionReset>(buf),
+        19 => {
             let _ = Wrb::decode(&mut Reader::new(buf));
         }
-        22 => {
+        20 => {
             let _ = Completion::decode(&mut Reader::new(buf));
         }
         _ => {

@@ -90,8 +90,6 @@ fuzz_all! {
     enable_disable_beacon: EnableDisableBeacon;
     read_flashrom: ReadFlashrom;
     write_flashrom: WriteFlashrom<'static>;
-    write_object: WriteObject;
-    read_object: ReadObject;
     get_dcbx_config: GetDcbxConfig;
     query_fat: QueryFat;
     retrieve_fat: RetrieveFat;

@@ -73,6 +73,25 @@ pub fn ocetool(args: &[&str]) -> Run {
     command().args(args).output().expect("run ocetool").into()
 }
 
+/// Adds PCI function `address` with the given IDs to a fake sysfs tree under `root`
+/// (`root/sys/bus/pci/devices/ADDR/{vendor,device,class}`), for `--sysfs-root root/sys`.
+pub fn fake_pci_function(root: &Path, address: &str, vendor: u16, device: u16) {
+    let dir = root.join("sys/bus/pci/devices").join(address);
+    std::fs::create_dir_all(&dir).expect("fake sysfs");
+    for (file, value) in [("vendor", u32::from(vendor)), ("device", u32::from(device)), ("class", 0x02_0000)] {
+        let text = if file == "class" { format!("{value:#08x}\n") } else { format!("{value:#06x}\n") };
+        std::fs::write(dir.join(file), text).expect("fake sysfs");
+    }
+}
+
+/// `ocetool --sysfs-root ROOT/sys --dev-root ROOT/dev`, for a fake tree made by
+/// [`fake_pci_function`].
+pub fn with_fake_sysfs(root: &Path) -> Command {
+    let mut cmd = command();
+    cmd.arg("--sysfs-root").arg(root.join("sys")).arg("--dev-root").arg(root.join("dev"));
+    cmd
+}
+
 /// `emu:DIR` for a path.
 pub fn emu_arg(dir: &Path) -> String {
     format!("emu:{}", dir.display())

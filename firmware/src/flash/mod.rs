@@ -1,11 +1,10 @@
-//! Flashing firmware over the mailbox: the plan, the Skyhawk UFI walk, the Lancer object
-//! download, and the progress observer (ufi-firmware.md §2.8, §3, §4).
+//! Flashing firmware over the mailbox: the plan, the Skyhawk UFI walk and the progress observer
+//! (ufi-firmware.md §2.8, §3).
 //!
 //! A `fw update` goes in steps, so a caller can show the plan and ask before anything changes:
 //!
 //! 1. [`read_adapter`]: chip (PCI IDs), ASIC revision, running and stored versions — read-only;
-//! 2. [`flash_path`]: Skyhawk takes a UFI walk, Lancer an object download (the raw file, not
-//!    parsed: [`download_object`]), BE2 and BE3 are refused;
+//! 2. [`check_chip`]: Skyhawk takes the UFI walk; Lancer, BE3 and BE2 are refused;
 //! 3. [`plan`]: compatibility, version policy ([`Policy`]) and each entry's [`Action`], without
 //!    touching the device; [`check_crcs`] optionally resolves "flash if changed" with read-only
 //!    CRC queries for a dry run;
@@ -28,7 +27,6 @@
 //! The image is borrowed throughout (typically a read-only memory map): each 32 KiB chunk is
 //! copied once into the command buffer and once into DMA memory, nothing else.
 
-mod lancer;
 mod observer;
 mod plan;
 mod report;
@@ -38,41 +36,35 @@ mod target;
 #[cfg(test)]
 mod tests;
 
-use oce_mailbox::commands::{FW_DOWNLOAD_LOCATION, GetFwVersion, OBJECT_CHUNK, QueryFirmwareConfig};
+use oce_mailbox::commands::{GetFwVersion, QueryFirmwareConfig};
 use oce_mailbox::{BootstrapMailbox, MailboxError};
 use oce_pci::{Chip, ConfigSpace, PciFunction, ids};
-use serde::Serialize;
 
 use crate::error::FirmwareError;
 use crate::ufi::UfiImage;
 
-pub use lancer::{Activation, MAX_ZERO_PROGRESS_REPLIES, ObjectProgress, ObjectReport, object_len};
 pub use observer::{FlashObserver, NoProgress};
 pub use plan::{Action, AdapterState, FlashPlan, PlannedSection, Policy, VersionChange, plan, version_change};
 pub(crate) use report::list_sections;
 pub use report::{FlashMode, FlashReport, Outcome, SectionOutcome, SectionRef};
 pub use skyhawk::CHUNK;
 
-/// How a chip takes new firmware.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FlashPath {
-    /// A `.ufi` image, walked section by section with READ/WRITE_FLASHROM (Skyhawk).
-    UfiWalk,
-    /// The raw file written to the "/prg" object with WRITE_OBJECT (Lancer, ufi-firmware.md §4).
-    ObjectDownload,
-}
-
-/// The path for `chip` (be2net `be_load_fw`: Lancer → object download, others → UFI).
+/// Refuses a chip ocetool does not flash: only Skyhawk (OCe14000) takes the UFI walk.
 ///
-/// BE3 is refused: be2net flashes it with a different walk over a fixed flash map
-/// (`be_flash_BEx`, ufi-firmware.md §2.6–§2.7: table offsets, NC-SI version gate, PHY gate),
-/// which ocetool does not implement; running the Skyhawk walk there would write the wrong
-/// places. BE2 is refused as FreeBSD refuses it ("Flashing not supported for BE2 yet.", §1.5).
-pub fn flash_path(chip: Chip) -> Result<FlashPath, FirmwareError> {
+/// Lancer is refused: be2net downloads its `.grp` file as an object with WRITE_OBJECT
+/// (`lancer_fw_download`, ufi-firmware.md §4), a path ocetool does not implement; ocetool drives
+/// OCe14000 (Skyhawk) adapters only. BE3 is refused: be2net flashes it with a different walk over
+/// a fixed flash map (`be_flash_BEx`, ufi-firmware.md §2.6–§2.7: table offsets, NC-SI version
+/// gate, PHY gate), which ocetool does not implement; running the Skyhawk walk there would write
+/// the wrong places. BE2 is refused as FreeBSD refuses it ("Flashing not supported for BE2 yet.",
+/// §1.5).
+pub fn check_chip(chip: Chip) -> Result<(), FirmwareError> {
     match chip {
-        Chip::Skyhawk => Ok(FlashPath::UfiWalk),
-        Chip::Lancer => Ok(FlashPath::ObjectDownload),
+        Chip::Skyhawk => Ok(()),
+        Chip::Lancer => Err(FirmwareError::UnsupportedChip {
+            chip,
+            reason: "Lancer adapters are not supported; ocetool flashes OCe14000 (Skyhawk) adapters only",
+        }),
         Chip::Be3 => Err(FirmwareError::UnsupportedChip {
             chip,
             reason: "BE3 firmware is flashed with be2net's fixed-flash-map walk, which ocetool does not implement",
@@ -129,19 +121,4 @@ pub fn flash_ufi<F: PciFunction, O: FlashObserver + ?Sized>(
     observer: &mut O,
 ) -> Result<FlashReport, FirmwareError> {
     skyhawk::run(mbox, image, plan, observer)
-}
-
-/// Downloads `bytes` (the whole file, unparsed, as be2net sends it) to a Lancer adapter's "/prg"
-/// object and commits it. The file's version is not known, so no version policy applies.
-/// [`FlashObserver::should_stop`] is asked once, before the first write: the object is one
-/// unit, and what Lancer firmware does with an object left uncommitted is not public.
-pub fn download_object<F: PciFunction, O: FlashObserver + ?Sized>(
-    mbox: &mut BootstrapMailbox<F>,
-    bytes: &[u8],
-    observer: &mut O,
-) -> Result<ObjectReport, FirmwareError> {
-    object_len(bytes)?;
-    let mut target = target::MailboxObject::new(mbox, FW_DOWNLOAD_LOCATION, OBJECT_CHUNK)
-        .map_err(|source| FirmwareError::Device { during: "allocating the WRITE_OBJECT data buffer", source })?;
-    lancer::run(&mut target, bytes, observer)
 }

@@ -7,7 +7,7 @@ use oce_mailbox::CompletionStatus;
 use super::plan::FlashPlan;
 use super::report::{SectionOutcome, SectionRef};
 
-/// Receives progress from [`super::flash_ufi`] and [`super::download_object`].
+/// Receives progress from [`super::flash_ufi`].
 ///
 /// **Stopping.** [`FlashObserver::should_stop`] is asked before each directory entry, never
 /// between the chunks of one section. A section is the unit the firmware commits: its chunks are
@@ -33,9 +33,6 @@ pub trait FlashObserver {
     /// The firmware refused offset mode at `section` (with `status`); the walk continues in
     /// op-type mode (ufi-firmware.md §2.8 steps 5 and 7).
     fn fallback_to_op_types(&mut self, _section: SectionRef, _status: CompletionStatus) {}
-
-    /// Lancer object download: `sent` of `total` bytes accepted.
-    fn object_progress(&mut self, _sent: u64, _total: u64) {}
 
     /// Asked between sections: `true` stops the flash after the section in flight.
     fn should_stop(&self) -> bool {
@@ -64,9 +61,6 @@ impl<O: FlashObserver + ?Sized> FlashObserver for &mut O {
     }
     fn fallback_to_op_types(&mut self, section: SectionRef, status: CompletionStatus) {
         (**self).fallback_to_op_types(section, status);
-    }
-    fn object_progress(&mut self, sent: u64, total: u64) {
-        (**self).object_progress(sent, total);
     }
     fn should_stop(&self) -> bool {
         (**self).should_stop()

@@ -5,8 +5,8 @@ use std::cmp::Ordering;
 
 use serde::Serialize;
 
+use super::check_chip;
 use super::report::SectionRef;
-use super::{FlashPath, flash_path};
 use crate::compat::{self, CompatReport};
 use crate::error::FirmwareError;
 use crate::ufi::UfiImage;
@@ -154,21 +154,14 @@ impl FlashPlan {
 /// The plan for `image` on `adapter` under `policy`, computed without touching the device.
 ///
 /// Refused (in this order): an image the Linux compatibility rule rejects (always; nothing
-/// relaxes it), a chip ocetool cannot flash with a UFI ([`flash_path`]), a section that ends
+/// relaxes it), a chip ocetool cannot flash ([`check_chip`]), a section that ends
 /// past the 32-bit flash address space, and without `allow_downgrade` an older or unordered
 /// firmware version.
 pub fn plan(image: &UfiImage<'_>, adapter: &AdapterState, policy: Policy) -> Result<FlashPlan, FirmwareError> {
     let target = image.target();
     let compat_adapter = compat::Adapter { chip: adapter.chip, asic_rev: adapter.asic_rev };
     compat::check(target, compat_adapter)?;
-    match flash_path(adapter.chip)? {
-        FlashPath::UfiWalk => {}
-        FlashPath::ObjectDownload => {
-            return Err(FirmwareError::Incompatible(compat::Incompatibility::NotUfiChip {
-                adapter: oce_pci::Chip::Lancer,
-            }));
-        }
-    }
+    check_chip(adapter.chip)?;
     let sections = walk(image).map(|step| planned(&step, policy)).collect::<Result<Vec<_>, _>>()?;
     let image_version = image.firmware_version().unwrap_or_else(|| image.version());
     let version_change = version_change(&image_version, &adapter.stored);

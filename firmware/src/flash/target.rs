@@ -4,11 +4,9 @@
 
 use std::borrow::Cow;
 
-use oce_mailbox::commands::{
-    FlashOpType, FlashromOp, FwVersion, GetFwVersion, ReadFlashrom, WriteFlashrom, WriteObject, WriteObjectResponse,
-};
+use oce_mailbox::commands::{FlashOpType, FlashromOp, FwVersion, GetFwVersion, ReadFlashrom, WriteFlashrom};
 use oce_mailbox::{BootstrapMailbox, MailboxError};
-use oce_pci::{DmaBuffer, PciFunction};
+use oce_pci::PciFunction;
 
 /// The UFI walk's device operations (ufi-firmware.md §3.2–§3.4).
 pub(crate) trait FlashTarget {
@@ -47,48 +45,5 @@ impl<F: PciFunction> FlashTarget for BootstrapMailbox<F> {
 
     fn versions(&mut self) -> Result<FwVersion, MailboxError> {
         self.execute(&GetFwVersion)
-    }
-}
-
-/// The Lancer object download's device operations (ufi-firmware.md §4.1–§4.3).
-pub(crate) trait ObjectTarget {
-    /// WRITE_OBJECT of `data` at `offset` of the firmware object.
-    fn write_object(&mut self, offset: u32, data: &[u8]) -> Result<WriteObjectResponse, MailboxError>;
-
-    /// The zero-length EOF write at `total` that commits the object.
-    fn commit_object(&mut self, total: u32) -> Result<WriteObjectResponse, MailboxError>;
-}
-
-/// WRITE_OBJECT through a mailbox, with the data in a DMA buffer of its own: the embedded request
-/// has no room for data (see `oce_mailbox::commands::object`). The buffer is allocated once,
-/// through the mailbox's function, and reused for every chunk.
-#[derive(Debug)]
-pub(crate) struct MailboxObject<'m, F: PciFunction> {
-    mbox: &'m mut BootstrapMailbox<F>,
-    buf: F::Dma,
-    name: &'static str,
-}
-
-impl<'m, F: PciFunction> MailboxObject<'m, F> {
-    /// Allocates a `chunk`-byte data buffer for writes to the object `name`.
-    pub(crate) fn new(
-        mbox: &'m mut BootstrapMailbox<F>,
-        name: &'static str,
-        chunk: usize,
-    ) -> Result<Self, MailboxError> {
-        let buf = mbox.function().alloc_dma(chunk)?;
-        Ok(Self { mbox, buf, name })
-    }
-}
-
-impl<F: PciFunction> ObjectTarget for MailboxObject<'_, F> {
-    fn write_object(&mut self, offset: u32, data: &[u8]) -> Result<WriteObjectResponse, MailboxError> {
-        self.buf.write_at(0, data)?;
-        let len = data.len() as u32;
-        self.mbox.execute(&WriteObject::chunk(self.name, offset, len, self.buf.iova()))
-    }
-
-    fn commit_object(&mut self, total: u32) -> Result<WriteObjectResponse, MailboxError> {
-        self.mbox.execute(&WriteObject::commit(self.name, total))
     }
 }

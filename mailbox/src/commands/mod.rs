@@ -18,7 +18,6 @@ mod func_config;
 mod fw_config;
 mod link;
 mod mac_list;
-mod object;
 mod port;
 mod privileges;
 mod profile_config;
@@ -41,10 +40,6 @@ pub use func_config::{FuncConfig, GetFuncConfig, MAX_RESOURCE_DESC};
 pub use fw_config::{FirmwareConfig, FunctionCaps, FunctionMode, QueryFirmwareConfig, UlpResources};
 pub use link::{GetPhyDetails, LinkStatus, LinkStatusQuery, MacSpeed, PhyDetails, PhyInterface, PhySpeeds};
 pub use mac_list::{GetMacList, MacEntry, MacList};
-pub use object::{
-    ChangeStatus, FW_DOWNLOAD_LOCATION, OBJECT_CHUNK, OBJECT_EOF, ObjectBuffer, ReadObject, ReadObjectResponse,
-    WriteObject, WriteObjectResponse,
-};
 pub use port::{BeaconState, EnableDisableBeacon, GetBeaconState, GetPortName, PortName};
 pub use privileges::{FnPrivileges, GetFnPrivileges};
 pub use profile_config::{GetProfileConfig, ProfileConfig, ProfileSelector, SetProfileConfig};

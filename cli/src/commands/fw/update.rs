@@ -8,11 +8,10 @@ use std::path::{Path, PathBuf};
 use indicatif::{ProgressBar, ProgressStyle};
 use oce_firmware::FirmwareError;
 use oce_firmware::flash::{
-    self, Action, FlashObserver, FlashPath, FlashPlan, Outcome, Policy, SectionOutcome, SectionRef, VersionChange,
+    self, Action, FlashObserver, FlashPlan, Outcome, Policy, SectionOutcome, SectionRef, VersionChange,
 };
 use oce_firmware::ufi::{UfiImage, map_file};
 use oce_mailbox::adapter::read_profiles;
-use oce_mailbox::commands::GetFwVersion;
 use oce_pci::PciFunction;
 use oce_pci::mmap::ReadOnlyMap;
 use oce_pci::signals;
@@ -28,7 +27,7 @@ use crate::session::{Job, Session, require_physical_function, stop_point};
 pub struct FwUpdate {
     file: PathBuf,
     map: ReadOnlyMap,
-    /// Whether the file parses as a UFI; Lancer adapters take the raw file instead.
+    /// Why the file is not a flashable UFI image, if it is not.
     parse_error: Option<FirmwareError>,
     policy: Policy,
     dry_run: bool,
@@ -39,26 +38,19 @@ pub struct FwUpdate {
 
 impl FwUpdate {
     /// Maps and parses `file`. A file that cannot be read is an error here; an image that does not
-    /// parse is remembered and refused once the adapter's chip is known (a Lancer takes raw files).
+    /// parse is remembered, and refused by [`FwUpdate::refuse_unparsable_early`].
     pub fn new(file: &Path, policy: Policy, dry_run: bool, yes: bool, quiet: bool) -> CliResult<Self> {
         let map = map_file(file).map_err(|e| fw_error("cannot read the image", &e))?;
         let parse_error = UfiImage::parse(map.as_slice()).err();
         Ok(Self { file: file.to_path_buf(), map, parse_error, policy, dry_run, yes, quiet })
     }
 
-    /// Refuses an image that does not parse, before the adapter is opened, unless it could be a
-    /// Lancer object (which is not parsed): that is decided once the chip is known.
+    /// Refuses an image that does not parse, before the adapter is opened.
     pub fn refuse_unparsable_early(&self) -> CliResult<()> {
         match &self.parse_error {
-            Some(e) if !self.looks_like_object() => Err(self.not_flashable(e)),
-            _ => Ok(()),
+            Some(e) => Err(self.not_flashable(e)),
+            None => Ok(()),
         }
-    }
-
-    /// A Lancer object is a file of whole dwords with no UFI header ('2'/'3'/'4' at build[0]).
-    fn looks_like_object(&self) -> bool {
-        let b = self.map.as_slice();
-        !b.is_empty() && b.len().is_multiple_of(4) && !matches!(b.get(0x48), Some(b'2' | b'3' | b'4'))
     }
 
     fn not_flashable(&self, e: &FirmwareError) -> CliError {
@@ -75,9 +67,9 @@ pub struct UpdateJson {
     dry_run: bool,
     file: PathBuf,
     /// The image's firmware version.
-    image_version: Option<String>,
+    image_version: String,
     /// upgrade / same / downgrade / none_on_flash / unordered.
-    version_change: Option<VersionChange>,
+    version_change: VersionChange,
     /// The new firmware runs only after a reset (`firmware.running != firmware.stored`).
     reset_required: bool,
     firmware: FirmwareVersions,
@@ -86,10 +78,8 @@ pub struct UpdateJson {
     sections: Vec<SectionJson>,
     bytes_written: u64,
     /// offset / op_type (the walk falls back to op types when offset mode is refused).
-    mode: Option<flash::FlashMode>,
+    mode: flash::FlashMode,
     fell_back: bool,
-    /// Lancer object download: what the adapter needs to run the new firmware.
-    activation: Option<flash::Activation>,
 }
 
 /// One section of the result.
@@ -132,13 +122,7 @@ impl Job for FwUpdate {
         let device = session.device.describe();
         let mbox = &mut session.mbox;
         let chip = flash::read_chip(mbox).map_err(|e| fw_error("cannot identify the adapter", &e))?;
-        let path = flash::flash_path(chip).map_err(|e| fw_error("", &e))?;
-        if path == FlashPath::ObjectDownload {
-            return self.run_object(session);
-        }
-        if let Some(e) = &self.parse_error {
-            return Err(self.not_flashable(e));
-        }
+        flash::check_chip(chip).map_err(|e| fw_error("", &e))?;
         let image = UfiImage::parse(self.map.as_slice()).map_err(|e| self.not_flashable(&e))?;
         let adapter =
             flash::read_adapter(mbox).map_err(|e| fw_error("cannot read the adapter's firmware state", &e))?;
@@ -155,16 +139,15 @@ impl Job for FwUpdate {
                 changed: !to_write.is_empty(),
                 dry_run: self.dry_run,
                 file: self.file.clone(),
-                image_version: Some(plan.image_version.clone()),
-                version_change: Some(plan.version_change),
+                image_version: plan.image_version.clone(),
+                version_change: plan.version_change,
                 reset_required: adapter.running != adapter.stored,
                 firmware: FirmwareVersions { running: adapter.running.clone(), stored: adapter.stored.clone() },
                 profile: profiles,
                 sections: plan.sections.iter().map(SectionJson::planned).collect(),
                 bytes_written: 0,
-                mode: Some(mode),
+                mode,
                 fell_back: mode == flash::FlashMode::OpType,
-                activation: None,
             });
         }
 
@@ -189,63 +172,15 @@ impl Job for FwUpdate {
             changed: report.changed,
             dry_run: false,
             file: self.file.clone(),
-            image_version: Some(plan.image_version.clone()),
-            version_change: Some(plan.version_change),
+            image_version: plan.image_version.clone(),
+            version_change: plan.version_change,
             reset_required: report.reset_required,
             firmware: FirmwareVersions { running: report.running.clone(), stored: report.stored.clone() },
             profile: profiles,
             sections: report.sections.iter().map(SectionJson::outcome).collect(),
             bytes_written: report.bytes_written,
-            mode: Some(report.mode),
+            mode: report.mode,
             fell_back: report.fell_back,
-            activation: None,
-        })
-    }
-}
-
-impl FwUpdate {
-    /// The Lancer path: the raw file to the "/prg" object (ufi-firmware.md §4).
-    fn run_object<F: PciFunction>(&self, session: &mut Session<F>) -> CliResult<UpdateJson> {
-        let bytes = self.map.as_slice();
-        flash::object_len(bytes).map_err(|e| fw_error("refusing to download the object", &e))?;
-        if self.dry_run {
-            return Err(CliError::new(
-                ErrorKind::Usage,
-                "--dry-run is not available for Lancer object downloads: the adapter alone decides what changes",
-            ));
-        }
-        confirm(
-            self.yes,
-            &format!(
-                "download {} ({} bytes) to {}'s firmware",
-                self.file.display(),
-                bytes.len(),
-                session.device.describe()
-            ),
-        )?;
-        stop_point("download the firmware")?;
-        let mut progress = Progress::object(self.quiet, bytes.len() as u64);
-        let report = flash::download_object(&mut session.mbox, bytes, &mut progress);
-        progress.finish();
-        let report = report.map_err(|e| fw_error("the firmware download failed", &e))?;
-        let versions = session
-            .mbox
-            .execute(&GetFwVersion)
-            .map_err(|e| crate::session::mailbox_error("cannot read the firmware versions", &e))?;
-        Ok(UpdateJson {
-            changed: true,
-            dry_run: false,
-            file: self.file.clone(),
-            image_version: None,
-            version_change: None,
-            reset_required: report.reset_required,
-            firmware: FirmwareVersions::of(&versions),
-            profile: None,
-            sections: Vec::new(),
-            bytes_written: report.bytes,
-            mode: None,
-            fell_back: false,
-            activation: Some(report.activation),
         })
     }
 }
@@ -259,14 +194,7 @@ struct Progress {
 
 impl Progress {
     fn new(quiet: bool, plan: &FlashPlan) -> Self {
-        Self::with_total(quiet, plan.sections.iter().map(|s| u64::from(s.bytes)).sum())
-    }
-
-    fn object(quiet: bool, total: u64) -> Self {
-        Self::with_total(quiet, total)
-    }
-
-    fn with_total(quiet: bool, total: u64) -> Self {
+        let total = plan.sections.iter().map(|s| u64::from(s.bytes)).sum();
         let tty = std::io::stderr().is_terminal();
         let bar = (!quiet && tty).then(|| {
             let bar = ProgressBar::new(total);
@@ -316,12 +244,6 @@ impl FlashObserver for Progress {
         }
     }
 
-    fn object_progress(&mut self, sent: u64, _total: u64) {
-        if let Some(bar) = &self.bar {
-            bar.set_position(sent);
-        }
-    }
-
     fn should_stop(&self) -> bool {
         signals::pending().is_some()
     }
@@ -348,10 +270,6 @@ pub fn fw_error(context: &str, e: &FirmwareError) -> CliError {
         | E::CrcMismatch { .. }
         | E::WriteRejected { .. }
         | E::WriteFailed { .. }
-        | E::ObjectOverrun { .. }
-        | E::ObjectNoProgress { .. }
-        | E::ObjectWriteFailed { .. }
-        | E::ObjectCommitFailed { .. }
         | E::Io(_) => ErrorKind::Failed,
         _ => ErrorKind::Refused,
     };
@@ -372,7 +290,7 @@ pub fn fw_error(context: &str, e: &FirmwareError) -> CliError {
 impl Report for UpdateJson {
     fn text(&self) -> String {
         let mut out = String::new();
-        let version = self.image_version.clone().unwrap_or_else(|| "(object download)".into());
+        let version = &self.image_version;
         match (self.dry_run, self.changed) {
             (true, true) => out.push_str(&format!("Dry run: flashing {version} would write these sections:\n")),
             (true, false) | (false, false) => {

@@ -4,10 +4,10 @@
 
 use std::collections::HashMap;
 
-use oce_mailbox::commands::{FlashOpType, FlashromOp, FwVersion, WriteObjectResponse};
+use oce_mailbox::commands::{FlashOpType, FlashromOp, FwVersion};
 use oce_mailbox::{AdditionalStatus, BaseStatus, CompletionStatus, MailboxError, Subsystem};
 
-use crate::flash::target::{FlashTarget, ObjectTarget};
+use crate::flash::target::FlashTarget;
 use crate::ufi::UfiImage;
 
 /// One command the fake received.
@@ -145,50 +145,5 @@ impl FlashTarget for Fake {
     fn versions(&mut self) -> Result<FwVersion, MailboxError> {
         self.log.push(Cmd::Versions);
         Ok(self.versions.clone())
-    }
-}
-
-/// A Lancer-like object target: takes at most `take` bytes of each chunk (scripted per call),
-/// stores them, and answers the commit with `change_status`.
-pub(super) struct FakeObject {
-    pub(super) object: Vec<u8>,
-    /// `actual_write_len` per call (a value larger than the chunk takes the chunk); empty = all.
-    pub(super) takes: Vec<u32>,
-    pub(super) change_status: u8,
-    pub(super) writes: Vec<(u32, usize)>,
-    pub(super) commit: Option<u32>,
-    pub(super) fail_at: Option<u32>,
-}
-
-impl FakeObject {
-    pub(super) fn new(change_status: u8) -> Self {
-        Self { object: Vec::new(), takes: Vec::new(), change_status, writes: Vec::new(), commit: None, fail_at: None }
-    }
-}
-
-impl ObjectTarget for FakeObject {
-    fn write_object(&mut self, offset: u32, data: &[u8]) -> Result<WriteObjectResponse, MailboxError> {
-        self.writes.push((offset, data.len()));
-        if self.fail_at == Some(offset) {
-            return Err(failed("WRITE_OBJECT", 172, status(BaseStatus::Failed, AdditionalStatus::None)));
-        }
-        let take = if self.takes.is_empty() { data.len() as u32 } else { self.takes.remove(0) };
-        let stored = (take as usize).min(data.len());
-        assert_eq!(self.object.len(), offset as usize, "writes must continue where the object ends");
-        self.object.extend_from_slice(&data[..stored]);
-        Ok(WriteObjectResponse {
-            actual_write_len: take,
-            change_status: oce_mailbox::commands::ChangeStatus::NoResetNeeded,
-            change_status_valid: false,
-        })
-    }
-
-    fn commit_object(&mut self, total: u32) -> Result<WriteObjectResponse, MailboxError> {
-        self.commit = Some(total);
-        Ok(WriteObjectResponse {
-            actual_write_len: 0,
-            change_status: oce_mailbox::commands::ChangeStatus::from_raw(self.change_status),
-            change_status_valid: false,
-        })
     }
 }

@@ -1,8 +1,7 @@
-//! Unit tests of the flash plan, the walk's decisions (against a scripted adapter) and the Lancer
-//! download logic. End-to-end tests against the emulator are in `tests/tests/flash_*.rs`.
+//! Unit tests of the flash plan and the walk's decisions (against a scripted adapter). End-to-end
+//! tests against the emulator are in `tests/tests/flash_*.rs`.
 
 mod fake;
-mod lancer;
 mod plan;
 mod walk;
 

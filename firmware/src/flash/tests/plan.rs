@@ -6,7 +6,7 @@ use crate::compat::Incompatibility;
 use crate::dir::{ImageType, SectionEntry};
 use crate::flash::plan::{REASON_FORCE, REASON_IF_CHANGED, REASON_NO_OPTYPE, REASON_OLD_IMAGE, planned};
 use crate::flash::skyhawk;
-use crate::flash::{Action, Policy, VersionChange, flash_path, plan};
+use crate::flash::{Action, Policy, VersionChange, check_chip, plan};
 use crate::ufi::{Section, UfiImage};
 use crate::walk::WalkStep;
 use crate::{FirmwareError, ImageBuilder};
@@ -99,17 +99,21 @@ fn incompatible_images_are_refused_whatever_the_policy() {
     let lancer = super::AdapterState { chip: oce_pci::Chip::Lancer, ..on_flash("1.0.0.0") };
     let err = plan(&image, &lancer, everything).unwrap_err();
     assert!(matches!(err, FirmwareError::Incompatible(Incompatibility::NotUfiChip { .. })), "{err:?}");
+    assert_eq!(
+        check_chip(oce_pci::Chip::Lancer).unwrap_err().to_string(),
+        "cannot flash a lancer adapter: Lancer adapters are not supported; ocetool flashes OCe14000 (Skyhawk) adapters \
+         only"
+    );
 }
 
 #[test]
-fn be3_and_be2_adapters_are_refused_by_path() {
+fn lancer_be3_and_be2_adapters_are_refused() {
     let file = ImageBuilder::new("2.0.0.0").chip_char(b'3').build().unwrap();
     let be3 = super::AdapterState { chip: oce_pci::Chip::Be3, ..on_flash("1.0.0.0") };
     let err = plan(&UfiImage::parse(&file).unwrap(), &be3, ALLOW).unwrap_err();
     assert!(matches!(err, FirmwareError::UnsupportedChip { chip: oce_pci::Chip::Be3, .. }), "{err:?}");
-    assert!(matches!(flash_path(oce_pci::Chip::Be2), Err(FirmwareError::UnsupportedChip { .. })));
-    assert_eq!(flash_path(oce_pci::Chip::Skyhawk).unwrap(), crate::flash::FlashPath::UfiWalk);
-    assert_eq!(flash_path(oce_pci::Chip::Lancer).unwrap(), crate::flash::FlashPath::ObjectDownload);
+    assert!(matches!(check_chip(oce_pci::Chip::Be2), Err(FirmwareError::UnsupportedChip { .. })));
+    assert!(check_chip(oce_pci::Chip::Skyhawk).is_ok());
 }
 
 #[test]

@@ -78,7 +78,8 @@ pub enum Command {
         #[arg(long)]
         dry_run: bool,
     },
-    /// Send any firmware command and print the statuses and the response bytes.
+    /// Send any firmware command and print the statuses and the response bytes. A command that
+    /// is not a known read-only query is confirmed like every change (--yes in a script).
     Raw(RawArgs),
     /// Firmware images (.ufi): inspect, update the adapter, build a synthetic image.
     Fw {

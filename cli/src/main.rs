@@ -72,7 +72,7 @@ fn run(cli: &Cli) -> CliResult<Box<dyn ErasedReport>> {
             run_job(g, job).map(boxed)
         }
         Command::Reset { dry_run } => run_job(g, commands::reset::Reset { dry_run: *dry_run, yes: g.yes }).map(boxed),
-        Command::Raw(args) => run_job(g, commands::raw::Raw::from_args(args)?).map(boxed),
+        Command::Raw(args) => run_job(g, commands::raw::Raw::from_args(args, g.yes)?).map(boxed),
         Command::Emulator { action } => emulator::run(g, action).map(boxed),
         Command::Fw { action } => match action {
             FwAction::Inspect { file } => commands::fw::inspect::run(file).map(boxed),

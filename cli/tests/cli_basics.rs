@@ -100,8 +100,9 @@ fn raw_non_embedded_and_failure_statuses() {
     .json();
     assert_eq!(r["base_status"], 0);
     assert_eq!(hex_bytes(&r).len(), 23252);
-    // An opcode the firmware does not know: a completed command with ILLEGAL_REQUEST, exit 0.
-    let r = ok(ocetool(&["--device", &dev, "raw", "--subsystem", "1", "--opcode", "99", "--json"])).json();
+    // An opcode the firmware does not know (so no known query: --yes): a completed command with
+    // ILLEGAL_REQUEST, exit 0.
+    let r = ok(ocetool(&["--device", &dev, "raw", "--subsystem", "1", "--opcode", "99", "--yes", "--json"])).json();
     assert_eq!(r["base_status"], 2);
     assert_eq!(r["base_status_name"], "MCC_STATUS_ILLEGAL_REQUEST");
 }

@@ -206,8 +206,19 @@ fn a_virtual_function_reports_but_does_not_switch() {
         assert!(r.stderr.contains("virtual function") && r.stderr.contains("physical function"), "{}", r.stderr);
     }
     // The firmware itself refuses a VF too (UNAUTHORIZED_REQUEST, spec §3.5), whatever the CLI does.
-    let raw =
-        ok_json(&["--device", &dev, "raw", "--subsystem", "1", "--opcode", "168", "--payload", "1b000000", "--json"]);
+    let raw = ok_json(&[
+        "--device",
+        &dev,
+        "raw",
+        "--subsystem",
+        "1",
+        "--opcode",
+        "168",
+        "--payload",
+        "1b000000",
+        "--yes",
+        "--json",
+    ]);
     assert_eq!(raw["base_status"], 5);
     assert_eq!(raw["base_status_name"], "MCC_STATUS_UNAUTHORIZED_REQUEST");
 }

@@ -1,10 +1,14 @@
 //! `ocetool raw`: send any command and print its statuses and the whole command buffer.
 //!
-//! Nothing is checked: the command goes to the firmware exactly as given. The response offsets
-//! match `spec/protocol.md` because the buffer is printed from byte 0, response header included.
+//! The command goes to the firmware exactly as given. A known read-only query
+//! ([`oce_mailbox::commands::READ_ONLY_QUERIES`]) is sent at once; any other command may change
+//! the adapter, so it is confirmed like every change: asked on a terminal, refused without
+//! `--yes` in a script (exit 4, nothing sent). The response offsets match `spec/protocol.md`
+//! because the buffer is printed from byte 0, response header included.
 
 use std::time::Duration;
 
+use oce_mailbox::commands::read_only_query;
 use oce_mailbox::header::HEADER_LEN;
 use oce_mailbox::wrb::EMBEDDED_MAX;
 use oce_mailbox::{RawCommand, RawResponse};
@@ -13,19 +17,23 @@ use serde::Serialize;
 
 use crate::args::RawArgs;
 use crate::error::{CliError, CliResult, ErrorKind};
-use crate::output::{Report, hexdump};
-use crate::session::{Job, Session, mailbox_error};
+use crate::output::{Report, confirm, hexdump};
+use crate::session::{Job, Session, mailbox_error, stop_point};
 
 /// Largest non-embedded buffer `raw` allocates (GET_FUNC_CONFIG needs 23252, WRITE_FLASHROM 32804).
 const MAX_NON_EMBEDDED: usize = 64 * 1024;
 
 /// The `raw` job.
 #[derive(Debug)]
-pub struct Raw(pub RawCommand);
+pub struct Raw {
+    cmd: RawCommand,
+    /// `--yes`: send a command that may change the adapter without asking.
+    yes: bool,
+}
 
 impl Raw {
     /// Builds the command from the arguments, validating payload and length.
-    pub fn from_args(args: &RawArgs) -> CliResult<Self> {
+    pub fn from_args(args: &RawArgs, yes: bool) -> CliResult<Self> {
         let payload = match &args.payload {
             Some(text) => parse_hex(text)?,
             None => Vec::new(),
@@ -58,7 +66,7 @@ impl Raw {
                 ),
             ));
         }
-        Ok(Self(RawCommand {
+        let cmd = RawCommand {
             subsystem: args.subsystem,
             opcode: args.opcode,
             version: args.version,
@@ -67,7 +75,8 @@ impl Raw {
             len,
             payload,
             timeout: Duration::from_secs(args.timeout),
-        }))
+        };
+        Ok(Self { cmd, yes })
     }
 }
 
@@ -99,7 +108,19 @@ impl Job for Raw {
     type Output = RawReport;
 
     fn run<F: PciFunction>(self, session: &mut Session<F>) -> CliResult<RawReport> {
-        let cmd = self.0;
+        let cmd = self.cmd;
+        if read_only_query(cmd.subsystem, cmd.opcode).is_none() {
+            confirm(
+                self.yes,
+                &format!(
+                    "send subsystem {} opcode {} to {}, which is not a known read-only query and may change the adapter",
+                    cmd.subsystem,
+                    cmd.opcode,
+                    session.device.describe()
+                ),
+            )?;
+            stop_point("send the command")?;
+        }
         let RawResponse { status, header, buffer } =
             session.mbox.execute_raw(&cmd).map_err(|e| mailbox_error("the raw command did not complete", &e))?;
         Ok(RawReport {

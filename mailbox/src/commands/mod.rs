@@ -22,6 +22,7 @@ mod port;
 mod privileges;
 mod profile_config;
 mod profiles;
+mod read_only;
 mod transceiver;
 mod version;
 
@@ -44,6 +45,7 @@ pub use port::{BeaconState, EnableDisableBeacon, GetBeaconState, GetPortName, Po
 pub use privileges::{FnPrivileges, GetFnPrivileges};
 pub use profile_config::{GetProfileConfig, ProfileConfig, ProfileSelector, SetProfileConfig};
 pub use profiles::{ActiveProfile, GetActiveProfile, GetProfileList, ProfileList, ProfileListEntry, SetActiveProfile};
+pub use read_only::{READ_ONLY_QUERIES, read_only_query};
 pub use support::format_mac;
 pub use transceiver::{
     ModuleIdentifier, ModuleIdentity, PAGE_DATA_LEN, ReadTransceiverData, TransceiverData, TransceiverPage,

@@ -2,6 +2,7 @@
 //! free IOVA inside the device's valid ranges, copied in and out word by word with volatile
 //! accesses, and removed from the IOMMU before it is freed.
 
+use std::cell::Cell;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -34,6 +35,23 @@ fn is_memlock_error(e: &std::io::Error) -> bool {
 }
 
 /// A DMA buffer of a [`VfioFunction`](super::VfioFunction).
+///
+/// **Not `Sync`.** [`DmaBuffer::write_at`] and [`DmaBuffer::read_at`] take `&self` and copy with
+/// plain volatile word and byte accesses, which are not atomic: two threads writing (or one
+/// writing, one reading) the same buffer at once would be a data race on the mapping. So the
+/// buffer may move to another thread (`Send`) but is never shared between threads; every
+/// access is from the one thread that holds it, as the mailbox driver does. (Atomics would buy
+/// nothing: the device writes this memory too, and no atomic orders it against the host.)
+///
+/// ```compile_fail
+/// fn shared_between_threads<T: Sync>() {}
+/// shared_between_threads::<oce_pci::VfioDma<'static>>();
+/// ```
+///
+/// ```
+/// fn moved_to_a_thread<T: Send>() {}
+/// moved_to_a_thread::<oce_pci::VfioDma<'static>>();
+/// ```
 #[derive(Debug)]
 pub struct VfioDma<'h> {
     address: PciAddress,
@@ -45,6 +63,9 @@ pub struct VfioDma<'h> {
     len: usize,
     mapped_len: usize,
     _handoff: PhantomData<&'h HandOff>,
+    /// Makes the buffer `!Sync` (see the type's docs); `Cell<()>` is `Send`, so the buffer stays
+    /// `Send`.
+    _not_sync: PhantomData<Cell<()>>,
 }
 
 impl VfioDma<'_> {
@@ -83,7 +104,17 @@ impl VfioDma<'_> {
                 PciError::DmaMap { address, iova, len: mapped_len, source }
             });
         }
-        Ok(Self { address, device, space, memory: Some(memory), iova, len, mapped_len, _handoff: PhantomData })
+        Ok(Self {
+            address,
+            device,
+            space,
+            memory: Some(memory),
+            iova,
+            len,
+            mapped_len,
+            _handoff: PhantomData,
+            _not_sync: PhantomData,
+        })
     }
 
     /// The buffer's first byte, or `None` while dropping.

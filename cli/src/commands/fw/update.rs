@@ -1,6 +1,6 @@
 //! `ocetool fw update FILE`: check the image against the adapter and the version policy before
 //! touching anything, show what will be written, ask, flash only the sections that differ, and
-//! report what runs and what is stored (design.md §7, issue 5).
+//! report what runs and what is stored (design.md §7).
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -87,8 +87,8 @@ pub struct UpdateJson {
 struct SectionJson {
     #[serde(flatten)]
     section: SectionRef,
-    /// flashed / skipped_same / skipped_unsupported; with `--dry-run`: flash / skip_same /
-    /// skip_unsupported.
+    /// flashed / skipped_same / skipped_unsupported (design.md §7); with `--dry-run`, what a
+    /// real run would do.
     action: &'static str,
     bytes: u32,
     reason: String,
@@ -96,21 +96,27 @@ struct SectionJson {
 
 impl SectionJson {
     fn outcome(o: &SectionOutcome) -> Self {
-        let action = match o.action {
-            Outcome::Flashed => "flashed",
-            Outcome::SkippedSame => "skipped_same",
-            Outcome::SkippedUnsupported => "skipped_unsupported",
-        };
-        Self { section: o.section, action, bytes: o.bytes, reason: o.reason.clone() }
+        Self { section: o.section, action: action_name(o.action), bytes: o.bytes, reason: o.reason.clone() }
     }
 
+    /// A section of a plan that is not carried out (a dry run, or nothing to write): the outcome
+    /// a flash would have.
     fn planned(p: &flash::PlannedSection) -> Self {
-        let action = match p.action {
-            Action::Flash | Action::FlashIfChanged => "flash",
-            Action::SkipSame => "skip_same",
-            Action::SkipUnsupported => "skip_unsupported",
+        let outcome = match p.action {
+            Action::Flash | Action::FlashIfChanged => Outcome::Flashed,
+            Action::SkipSame => Outcome::SkippedSame,
+            Action::SkipUnsupported => Outcome::SkippedUnsupported,
         };
-        Self { section: p.section, action, bytes: p.bytes, reason: p.reason.to_owned() }
+        Self { section: p.section, action: action_name(outcome), bytes: p.bytes, reason: p.reason.to_owned() }
+    }
+}
+
+/// The one spelling of each section action in the JSON (design.md §7).
+fn action_name(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Flashed => "flashed",
+        Outcome::SkippedSame => "skipped_same",
+        Outcome::SkippedUnsupported => "skipped_unsupported",
     }
 }
 
@@ -304,9 +310,9 @@ impl Report for UpdateJson {
         }
         for s in &self.sections {
             let action = match s.action {
+                "flashed" if self.dry_run => "would flash",
                 "flashed" => "flashed",
-                "flash" => "would flash",
-                "skipped_same" | "skip_same" => "already on flash",
+                "skipped_same" => "already on flash",
                 _ => "skipped",
             };
             out.push_str(&format!(

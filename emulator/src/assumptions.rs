@@ -252,7 +252,7 @@ pub const PF_PRIVILEGES: u32 = 0x7FF;
 pub const VF_PRIVILEGES: u32 = 0x1;
 /// COMMON opcodes a VF may not send: they change or describe the whole adapter. A VF sending
 /// one gets UNAUTHORIZED_REQUEST (5), the status be2net logs as "VF is not privileged to issue
-/// opcode" (spec §3.5; issue 3). GET_ACTIVE_PROFILE is PF-only per spec §5.9 / §7.1 (be2net
+/// opcode" (spec §3.5). GET_ACTIVE_PROFILE is PF-only per spec §5.9 / §7.1 (be2net
 /// sends it on PFs only); that GET_PROFILE_LIST and GET_PROFILE_CONFIG are PF-only too is
 /// **assumed** (be2net sends GET_PROFILE_CONFIG from the PF's SR-IOV setup only, §7.1 step 12; a
 /// VF learns its limits from GET_FUNC_CONFIG, which it keeps); the profile setters and the flash

@@ -77,7 +77,8 @@ pub enum Event {
         /// The fault, as it was set.
         fault: FaultSpec,
     },
-    /// WRITE_FLASHROM committed a section to flash (flash.bin written and flushed).
+    /// WRITE_FLASHROM committed a section to flash (flash.bin written; synced to disk only under
+    /// [`crate::FlashDurability::Synced`]).
     FlashCommitted {
         /// Flash address of the section.
         offset: u64,

@@ -1,4 +1,4 @@
-//! Issue 5 item 4 against a misbehaving or interrupted emulated adapter: a wrong CRC trailer
+//! The flash walk against a misbehaving or interrupted emulated adapter: a wrong CRC trailer
 //! (0x4D) changes nothing, signature refusals, a failing flash part, a stop between sections and
 //! a power loss in mid-section both leave the adapter bootable, and a rerun completes the flash.
 

@@ -1,5 +1,6 @@
-//! Throughput of a full flash through the emulator (issue 7 targets), as a measurement that
-//! prints and asserts nothing about time (design.md §8: no timed assertions in tests). Run:
+//! Throughput of a full flash through the emulator (docs/performance.md targets), as a
+//! measurement that prints and asserts nothing about time (design.md §8: no timed assertions in
+//! tests). Run:
 //!
 //! ```text
 //! cargo test --release -p oce-tests --test flash_perf -- --ignored --nocapture
@@ -10,9 +11,10 @@
 //! section's CRC, option ROMs); a forced full rewrite on one adapter; and a re-flash of the
 //! unchanged image (CRC queries only).
 //!
-//! The emulated adapter lives in a temporary directory (`TMPDIR`). The emulator syncs each
-//! committed section to `flash.bin` (fdatasync), so on a disk the sync dominates; with
-//! `TMPDIR=/dev/shm` the numbers measure the command path (host and emulated firmware) alone.
+//! The emulated adapter lives in a temporary directory (`TMPDIR`). The emulator writes each
+//! committed section to `flash.bin` through the page cache (`FlashDurability::PageCache`, the
+//! default; no fdatasync), so the numbers measure the command path (host and emulated firmware)
+//! and the page-cache copy, not the disk.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -50,8 +50,9 @@ enum DirectoryCache {
 }
 
 /// The flash file: read through a shared map, written with positioned writes (which cost no
-/// page fault per page, unlike stores into the map) and flushed with fdatasync. Both go through
-/// the same page cache, so the map sees every write at once.
+/// page fault per page, unlike stores into the map), and synced with fdatasync only under
+/// [`FlashDurability::Synced`]. Both go through the same page cache, so the map sees every write
+/// at once.
 #[derive(Debug)]
 pub(crate) struct Flash {
     map: SharedFileMap,

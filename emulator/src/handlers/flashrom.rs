@@ -8,7 +8,7 @@
 //! | REPORT, op type 7 | the 4 bytes at flash address `offset` |
 //! | REPORT, op type T | the 4 bytes at `offset` inside T's region of the directory on flash |
 //! | SAVE | the chunk is staged (nothing touches flash) |
-//! | FLASH | the chunk is staged, the section's CRC trailer is checked, then the section is written to flash.bin and flushed |
+//! | FLASH | the chunk is staged, the section's CRC trailer is checked, then the section is written to flash.bin (the page cache; synced only under `FlashDurability::Synced`) |
 //! | CRC mismatch at FLASH | FAILED / 0x4D; flash untouched, staging dropped |
 //! | out-of-order chunk, chunk outside flash or region, unknown op code or region, FLASH with nothing staged | ILLEGAL_FIELD; staging dropped |
 //! | op type 7 with the `no-offset-mode` fault | ILLEGAL_FIELD |

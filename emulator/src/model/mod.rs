@@ -26,7 +26,7 @@ use crate::timing::Timing;
 pub(crate) use mailbox_register::PendingCompletion;
 
 /// Doorbells other than the mailbox that the emulator accepts and ignores: TX (0x60), RQ (0x100),
-/// EQ/CQ (0x120), MCCQ (0x140) (spec/protocol.md §2.2). No queues are modelled (issue 2 needs
+/// EQ/CQ (0x120), MCCQ (0x140) (spec/protocol.md §2.2). No queues are modelled (ocetool needs
 /// the bootstrap mailbox only), so ringing them has no effect.
 const IGNORED_DOORBELLS: [u32; 4] = [0x060, 0x100, 0x120, 0x140];
 

@@ -28,7 +28,8 @@ pub struct Faults {
     pub ue_status: [u32; 2],
     /// POST stuck, or failed, at a stage (the semaphore, config 0x94, spec §2.4).
     pub post: Option<PostFault>,
-    /// The mailbox doorbell's RDY bit never reads 1; doorbell writes are ignored.
+    /// The mailbox doorbell's RDY bit never reads 1; doorbell writes are ignored. A chip reset or
+    /// power cycle ends it (`firmware_restarted`).
     pub rdy_never: bool,
     /// Armed: the next doorbell write hangs the mailbox (the fault then turns into `rdy_never`).
     pub rdy_hang: bool,

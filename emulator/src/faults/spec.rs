@@ -5,8 +5,8 @@
 //! |---|---|
 //! | `post-stuck=STAGE` | the POST walk stops at STAGE and never reaches 0xC000 |
 //! | `post-error[=STAGE]` | POST stops at STAGE (default 0x0002) with the error bit 31 |
-//! | `ue=LOW[,HIGH]` | UE status low / high (pcicfg 0xA0 / 0xA4) |
-//! | `rdy-never` | the mailbox doorbell's RDY never reads 1 |
+//! | `ue=LOW[,HIGH]` | UE status low / high (pcicfg 0xA0 / 0xA4), until a chip reset or power cycle |
+//! | `rdy-never` | the mailbox doorbell's RDY never reads 1, until a chip reset or power cycle |
 //! | `rdy-hang` | RDY never reads 1 again after the next doorbell write (then shows as `rdy-never`) |
 //! | `rdy-after=N` | every busy period of the doorbell lasts N reads |
 //! | `gone` | every register reads all ones, writes are lost |

@@ -17,7 +17,7 @@ fn both<C: Command>(buf: &[u8]) {
 
 fuzz_target!(|data: &[u8]| {
     let Some((&pick, buf)) = data.split_first() else { return };
-    match pick % 22 {
+    match pick % 26 {
         0 => both::<GetFwVersion>(buf),
         1 => both::<GetCntlAttributes>(buf),
         2 => both::<QueryFirmwareConfig>(buf),
@@ -37,10 +37,14 @@ fuzz_target!(|data: &[u8]| {
         16 => both::<ReadFlashrom>(buf),
         17 => both::<WriteFlashrom<'static>>(buf),
         18 => both::<FunctionReset>(buf),
-        19 => {
+        19 => both::<GetDcbxConfig>(buf),
+        20 => both::<QueryFat>(buf),
+        21 => both::<RetrieveFat>(buf),
+        22 => both::<ReadTransceiverData>(buf),
+        23 => {
             let _ = Wrb::decode(&mut Reader::new(buf));
         }
-        20 => {
+        24 => {
             let _ = Completion::decode(&mut Reader::new(buf));
         }
         _ => {

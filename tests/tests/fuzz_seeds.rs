@@ -72,6 +72,10 @@ fn decoder_seeds() -> Vec<(String, Vec<u8>)> {
         ("read_flashrom", response::<ReadFlashrom>()),
         ("write_flashrom", response::<WriteFlashrom<'static>>()),
         ("function_reset", response::<FunctionReset>()),
+        ("get_dcbx_config", response::<GetDcbxConfig>()),
+        ("query_fat", response::<QueryFat>()),
+        ("retrieve_fat", response::<RetrieveFat>()),
+        ("read_transceiver_data", response::<ReadTransceiverData>()),
     ];
     let wrb =
         Wrb { payload_length: 80, tags: [1, 0x4F43_4554], payload: WrbPayload::Embedded(response::<GetFwVersion>()) };

@@ -3,12 +3,14 @@
 //!
 //! The list is closed on purpose: an opcode is here only when a public source shows it as a query
 //! (spec/protocol.md §5.0, the opcode table, and the section named beside each). Unknown opcodes,
-//! every SET_*, CREATE, DESTROY and write, and every command of another subsystem count as changes.
+//! every SET_*, CREATE, DESTROY and write count as changes, and so does MANAGE_FAT, whose one
+//! opcode both reads and clears the firmware's log.
 
 use crate::Command;
 use crate::commands::{
-    GetActiveProfile, GetBeaconState, GetCntlAttributes, GetFnPrivileges, GetFuncConfig, GetFwVersion, GetMacList,
-    GetPhyDetails, GetPortName, GetProfileConfig, GetProfileList, LinkStatusQuery, QueryFirmwareConfig, ReadFlashrom,
+    GetActiveProfile, GetBeaconState, GetCntlAttributes, GetDcbxConfig, GetFnPrivileges, GetFuncConfig, GetFwVersion,
+    GetMacList, GetPhyDetails, GetPortName, GetProfileConfig, GetProfileList, LinkStatusQuery, QueryFirmwareConfig,
+    ReadFlashrom, ReadTransceiverData,
 };
 use crate::header::Subsystem;
 
@@ -16,7 +18,6 @@ use crate::header::Subsystem;
 const NTWK_MAC_QUERY: u8 = 1;
 const SEEPROM_READ: u8 = 30;
 const GET_FLOW_CONTROL: u8 = 37;
-const READ_TRANSRECV_DATA: u8 = 73;
 const GET_CNTL_ADDITIONAL_ATTRIBUTES: u8 = 121;
 const GET_EXT_FAT_CAPABILITIES: u8 = 125;
 const GET_HSW_CONFIG: u8 = 152;
@@ -33,7 +34,7 @@ const fn common(opcode: u8, name: &'static str) -> (Subsystem, u8, &'static str)
 }
 
 /// Every known read-only query: (subsystem, opcode, name), with its spec/protocol.md section.
-pub const READ_ONLY_QUERIES: [(Subsystem, u8, &str); 22] = [
+pub const READ_ONLY_QUERIES: [(Subsystem, u8, &str); 23] = [
     common(NTWK_MAC_QUERY, "NTWK_MAC_QUERY"),                                 // §5.5
     typed::<LinkStatusQuery>(),                                               // §5.16
     typed::<ReadFlashrom>(),                                                  // §5.14: reports, never writes
@@ -43,7 +44,7 @@ pub const READ_ONLY_QUERIES: [(Subsystem, u8, &str); 22] = [
     common(GET_FLOW_CONTROL, "GET_FLOW_CONTROL"),                             // §5.0
     typed::<QueryFirmwareConfig>(),                                           // §5.3
     typed::<GetBeaconState>(),                                                // §5.12
-    common(READ_TRANSRECV_DATA, "READ_TRANSRECV_DATA"),                       // §5.0
+    typed::<ReadTransceiverData>(),                                           // §5.0
     typed::<GetPortName>(),                                                   // §5.10
     typed::<GetPhyDetails>(),                                                 // §5.11
     common(GET_CNTL_ADDITIONAL_ATTRIBUTES, "GET_CNTL_ADDITIONAL_ATTRIBUTES"), // §5.0
@@ -56,6 +57,7 @@ pub const READ_ONLY_QUERIES: [(Subsystem, u8, &str); 22] = [
     typed::<GetActiveProfile>(),                                              // §5.9
     typed::<GetFnPrivileges>(),                                               // §5.19
     common(GET_IFACE_LIST, "GET_IFACE_LIST"),                                 // §5.0
+    typed::<GetDcbxConfig>(), // subsystem DCBX: reads the DCB state (spec/be2net-driver.md §5.2)
 ];
 
 /// The name of command (`subsystem`, `opcode`) when it is a known read-only query; `None` for
@@ -90,10 +92,18 @@ mod tests {
     }
 
     #[test]
-    fn every_entry_is_a_common_get_query_or_read() {
+    fn every_entry_is_a_get_query_or_read() {
         for (subsystem, opcode, name) in READ_ONLY_QUERIES {
-            assert_eq!(subsystem, Subsystem::Common, "{name}");
-            let query = ["GET_", "READ_", "QUERY_", "NTWK_LINK_STATUS_QUERY", "NTWK_MAC_QUERY", "SEEPROM_READ"];
+            assert!(matches!(subsystem, Subsystem::Common | Subsystem::Dcbx), "{name}");
+            let query = [
+                "GET_",
+                "READ_",
+                "QUERY_",
+                "NTWK_LINK_STATUS_QUERY",
+                "NTWK_MAC_QUERY",
+                "SEEPROM_READ",
+                "DCBX_GET_CONFIG",
+            ];
             assert!(query.iter().any(|q| name.starts_with(q)), "{name} ({opcode})");
         }
     }

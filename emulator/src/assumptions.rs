@@ -13,7 +13,7 @@
 //!
 //! Besides the values below, these behaviours are assumed (each is implemented where named):
 //!
-//! - **Registers** ([`crate::config`], `model`): BAR0 is a view of configuration space (soft
+//! - **Registers** ([`crate::device::config`], `model`): BAR0 is a view of configuration space (soft
 //!   reset, UE and online registers exist in both); SR (0x5C bit 7) is self-clearing; a chip
 //!   soft reset keeps configuration space (command register, BARs), a power cycle resets it;
 //!   write-only doorbells read 0; accesses outside a BAR or unaligned read all ones. The
@@ -39,7 +39,7 @@
 //!   FUNCTION_RESET has nothing to clear (no queues are modelled); the beacon ignores its
 //!   durations and goes off at POST; the emulated PF is function 0 on port 0 and reports only
 //!   its own descriptors.
-//! - **Profiles** ([`crate::profiles`]): SET_ACTIVE_PROFILE persists the next-boot profile at
+//! - **Profiles** ([`crate::firmware::profiles`]): SET_ACTIVE_PROFILE persists the next-boot profile at
 //!   once and ignores `fd`; it becomes active at the next POST (chip reset or power cycle — real
 //!   hardware may need a cold boot, spec §10). GET_PROFILE_CONFIG with ID 0 means the active
 //!   profile (ACTIVE) or the next-boot profile (SAVED); its QUERY_MODIFIABLE answer marks the

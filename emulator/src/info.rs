@@ -5,13 +5,13 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::assumptions::{LINK_SPEED_10MBPS, PORT_NAMES, PROFILES};
-use crate::config::VENDOR_ID;
+use crate::device::config::VENDOR_ID;
+use crate::device::model::Model;
 use crate::events::BootOutcome;
 use crate::faults::FaultSpec;
+use crate::firmware::profiles::FunctionConfig;
+use crate::firmware::state::MacAddress;
 use crate::function::FunctionType;
-use crate::model::Model;
-use crate::profiles::FunctionConfig;
-use crate::state::MacAddress;
 
 /// One physical port.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -16,8 +16,8 @@ use super::illegal_field;
 use crate::assumptions::{
     LINK_SPEED_10MBPS, LINK_SPEED_CODE, MAC_DUPLEX, PHY_INTERFACE_TYPE, PHY_SPEEDS, PHY_TYPE, PORT_NAMES,
 };
-use crate::mailbox::base;
-use crate::model::Model;
+use crate::device::mailbox::base;
+use crate::device::model::Model;
 
 /// The port the PF's own commands are about.
 fn own_port(model: &Model) -> usize {

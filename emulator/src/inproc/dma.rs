@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use oce_pci::{DmaBuffer, PciError, check_dma_range};
 
+use crate::device::model::Model;
 use crate::lock;
-use crate::model::Model;
 
 /// A DMA buffer allocated by [`crate::Emulator`]. The bytes live in the model's IOVA table, so
 /// the emulated firmware reaches them at [`DmaBuffer::iova`]; dropping the handle unmaps them.

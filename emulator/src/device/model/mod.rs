@@ -12,16 +12,16 @@ use oce_firmware::dir::FlashDirectory;
 use oce_mailbox::regs::{MailboxDoorbell, Semaphore, SoftReset, UeStatus};
 use oce_mailbox::{Clock, SystemClock};
 
-use crate::config::ConfigRegisters;
-use crate::doorbell::MailboxDoorbellState;
+use crate::device::config::ConfigRegisters;
+use crate::device::doorbell::MailboxDoorbellState;
+use crate::device::post::PostWalk;
+use crate::device::timing::Timing;
 use crate::error::EmulatorError;
 use crate::events::{Event, EventLog};
-use crate::flash::{Flash, Staging};
+use crate::firmware::flash::{Flash, Staging};
+use crate::firmware::state::{Runtime, STATE_FILE, StateFile};
 use crate::function::{BarRegister, FunctionType};
-use crate::iova::IovaTable;
-use crate::post::PostWalk;
-use crate::state::{Runtime, STATE_FILE, StateFile};
-use crate::timing::Timing;
+use crate::inproc::iova::IovaTable;
 
 pub(crate) use mailbox_register::PendingCompletion;
 

@@ -22,8 +22,8 @@ use oce_mailbox::status::{BaseStatus, CompletionStatus};
 use oce_mailbox::wire::{Wire, Writer};
 
 use crate::assumptions::{STATUS_BAD_LENGTH, STATUS_NO_SUCH_DOMAIN, VF_REFUSED_OPCODES};
-use crate::mailbox::base;
-use crate::model::Model;
+use crate::device::mailbox::base;
+use crate::device::model::Model;
 
 /// A handler's answer: the encoded response body, or a failure status.
 pub(crate) type Reply = Result<Vec<u8>, CompletionStatus>;

@@ -1,6 +1,6 @@
 //! Flash commands: READ_FLASHROM (6) REPORT and WRITE_FLASHROM (7) SAVE / FLASH
 //! (ufi-firmware.md §2.8, §3; design.md §6 "Flash", "CRC"). The staging rules are in
-//! [`crate::flash::Staging`]; the statuses chosen where the spec is silent are in
+//! [`crate::firmware::flash::Staging`]; the statuses chosen where the spec is silent are in
 //! [`crate::assumptions`].
 //!
 //! | request | answer |
@@ -21,11 +21,11 @@ use oce_mailbox::wire::{Reader, Wire};
 
 use super::{Reply, check_header, illegal_field};
 use crate::assumptions::{ADDL_FLASH_SAVE_FAILED, STATUS_BAD_LENGTH};
+use crate::device::mailbox::base;
+use crate::device::model::Model;
 use crate::events::Event;
 use crate::faults::FaultSpec;
-use crate::flash::Chunk;
-use crate::mailbox::base;
-use crate::model::Model;
+use crate::firmware::flash::Chunk;
 
 /// READ_FLASHROM REPORT: the CRC trailer stored at the end of a region, read back from flash
 /// (the emulator returns stored bytes; it does not recompute anything, design.md §6).

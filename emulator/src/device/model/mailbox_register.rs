@@ -1,5 +1,5 @@
 //! The mailbox doorbell register (DB BAR + 0x160) as the host sees it: the handshake state
-//! machine ([`crate::doorbell`]) plus what POST, the RDY faults and delayed completions do to it.
+//! machine ([`crate::device::doorbell`]) plus what POST, the RDY faults and delayed completions do to it.
 
 use std::time::{Duration, Instant};
 
@@ -7,11 +7,11 @@ use oce_mailbox::regs::MailboxDoorbell;
 use oce_mailbox::wrb::{COMPLETION_LEN, MAILBOX_LEN};
 
 use super::Model;
-use crate::doorbell::{DoorbellRead, DoorbellWrite};
+use crate::device::doorbell::{DoorbellRead, DoorbellWrite};
+use crate::device::mailbox;
+use crate::device::timing::Timing;
 use crate::events::Event;
 use crate::faults::FaultSpec;
-use crate::mailbox;
-use crate::timing::Timing;
 
 /// A completion entry the firmware has built but writes only at `due` (a `slow` fault): until
 /// then the command is still running, RDY reads 0 and doorbell writes are ignored.

@@ -39,9 +39,9 @@ use crate::assumptions::{MAC_OUI, MODEL, PORT_COUNT, PROFILES, SERIAL_PREFIX};
 use crate::error::{EmulatorError, io_err};
 use crate::events::BootOutcome;
 use crate::faults::Faults;
-use crate::flash::{BootCheck, temp_path};
+use crate::firmware::flash::{BootCheck, temp_path};
+use crate::firmware::profiles::{FunctionConfig, definition, factory_profile};
 use crate::function::FunctionType;
-use crate::profiles::{FunctionConfig, definition, factory_profile};
 
 /// The schema version this build reads and writes.
 pub const SCHEMA_VERSION: u32 = 1;

@@ -14,8 +14,8 @@ use crate::assumptions::{
     ASIC_ID, ASIC_REVISION, CONFIG_NUMBER, DESCRIPTION, FUNCTION_CAPS, HBA_MTU, MANUFACTURER, PF_NUM, SUBSYSTEM_ID,
     SUBSYSTEM_VENDOR_ID,
 };
-use crate::config::VENDOR_ID;
-use crate::model::Model;
+use crate::device::config::VENDOR_ID;
+use crate::device::model::Model;
 
 /// FUNCTION_RESET resets the calling function's firmware state: queues, interfaces and MACs a
 /// previous driver created (spec/protocol.md §5.4). The emulator models none of those (only the

@@ -8,14 +8,14 @@
 //! ```
 //!
 //! Any write while RDY reads 0 is a protocol violation: it is ignored and reported. The machine
-//! does not touch memory; it tells [`crate::model::Model`] when to validate an address and when
+//! does not touch memory; it tells [`crate::device::model::Model`] when to validate an address and when
 //! to execute.
 
 use oce_mailbox::regs::MailboxDoorbell;
 
 use crate::assumptions::LO_CONSUMES_HI_LATCH;
+use crate::device::timing::Timing;
 use crate::events::Event;
-use crate::timing::Timing;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {

@@ -1,7 +1,7 @@
 //! Profile commands: GET_FUNC_CONFIG v1 (160), GET_ACTIVE_PROFILE (167), GET_PROFILE_LIST (166),
 //! GET_PROFILE_CONFIG v1 (164), SET_PROFILE_CONFIG v1 (165), SET_ACTIVE_PROFILE (168)
 //! (spec/protocol.md §5.7–§5.9, §6.4;
-//! the model is in [`crate::profiles`]).
+//! the model is in [`crate::firmware::profiles`]).
 
 use oce_mailbox::command::Empty;
 use oce_mailbox::commands::{
@@ -14,9 +14,9 @@ use oce_mailbox::status::{BaseStatus, CompletionStatus};
 
 use super::illegal_field;
 use crate::assumptions::{PF_NUM, PROFILES};
-use crate::mailbox::base;
-use crate::model::Model;
-use crate::profiles::{FunctionConfig, definition};
+use crate::device::mailbox::base;
+use crate::device::model::Model;
+use crate::firmware::profiles::{FunctionConfig, definition};
 
 /// GET_FUNC_CONFIG v1: the function's own NIC v1 descriptor, from the active profile
 /// (spec/protocol.md §5.7, §8 item 6).

@@ -31,10 +31,10 @@ use oce_mailbox::wrb::{
 use crate::assumptions::{
     MAX_NON_EMBEDDED_LEN, STATUS_BAD_LENGTH, STATUS_BAD_SGE_COUNT, STATUS_SGE_DMA_FAULT, STATUS_SGE_TOO_LONG,
 };
+use crate::device::model::Model;
 use crate::events::{Event, SignatureKind};
 use crate::faults::CommandEffect;
-use crate::handlers;
-use crate::model::Model;
+use crate::firmware::handlers;
 
 /// A completion status with no additional status.
 pub(crate) fn base(code: u16) -> CompletionStatus {

@@ -100,6 +100,7 @@ use oce_mailbox::Command;
 use oce_mailbox::commands::{
     GetActiveProfile, GetProfileConfig, GetProfileList, ReadFlashrom, SetActiveProfile, SetProfileConfig, WriteFlashrom,
 };
+use oce_mailbox::status::BaseStatus;
 
 // ---------------------------------------------------------------------------------------------
 // PCI identity (design.md §6; spec/protocol.md §1)
@@ -201,26 +202,27 @@ pub const LO_CONSUMES_HI_LATCH: bool = true;
 // ---------------------------------------------------------------------------------------------
 
 /// Base status for a non-embedded SGE longer than [`MAX_NON_EMBEDDED_LEN`]: ILLEGAL_FIELD (3).
-pub const STATUS_SGE_TOO_LONG: u16 = 3;
+pub const STATUS_SGE_TOO_LONG: BaseStatus = BaseStatus::IllegalField;
 /// Base status for a WRB that is neither embedded nor carries exactly one SGE: ILLEGAL_FIELD (3).
-pub const STATUS_BAD_SGE_COUNT: u16 = 3;
+pub const STATUS_BAD_SGE_COUNT: BaseStatus = BaseStatus::IllegalField;
 /// Base status when the request header's `request_length` does not fit a non-embedded buffer, or
 /// the body is too short for the command's fields: INVALID_LENGTH (116). Embedded requests may
 /// declare more than the 220 body bytes a WRB holds (be2net does for MODIFY_EQ_DELAY, spec §8
 /// item 7), so the emulator does not check their length against the WRB.
-pub const STATUS_BAD_LENGTH: u16 = 116;
+pub const STATUS_BAD_LENGTH: BaseStatus = BaseStatus::InvalidLength;
 /// Base status when the header's `domain` names a VF: ILLEGAL_FIELD (3). The emulated PF has no
 /// VFs (num_vfs 0, spec §8 item 6).
-pub const STATUS_NO_SUCH_DOMAIN: u16 = 3;
+pub const STATUS_NO_SUCH_DOMAIN: BaseStatus = BaseStatus::IllegalField;
 /// Additional status of a WRITE_FLASHROM chunk failed by the `flash-fail-at` fault (base FAILED):
 /// 23, MGMT_FLASHROM_SAVE_FAILED from FreeBSD's management status list (spec/protocol.md §3.5,
 /// ufi-firmware.md §3.6). FreeBSD's list shares its numbers with the base statuses; carrying 23
 /// in the additional byte under base FAILED is the emulator's choice, so a host that knows only
 /// Linux's base codes still sees a plain failure.
 pub const ADDL_FLASH_SAVE_FAILED: u8 = 23;
-/// Base status when the SGE buffer of a non-embedded command is not mapped: FAILED (1), and a
-/// [`crate::Event::DmaFault`] is logged. What real firmware does on an IOMMU fault is unknown.
-pub const STATUS_SGE_DMA_FAULT: u16 = 1;
+/// Base status when the firmware cannot reach a command's buffer by DMA (the SGE buffer of a
+/// non-embedded command is not mapped, or the response cannot be written back): FAILED (1), and
+/// a [`crate::Event::DmaFault`] is logged. What real firmware does on an IOMMU fault is unknown.
+pub const STATUS_DMA_FAULT: BaseStatus = BaseStatus::Failed;
 
 // ---------------------------------------------------------------------------------------------
 // The factory-fresh adapter (design.md §4, §6)

@@ -13,7 +13,6 @@
 //! Profile, flash and other adapter-wide commands answer UNAUTHORIZED_REQUEST on a VF
 //! ([`crate::assumptions::VF_REFUSED_OPCODES`]).
 
-use oce_mailbox::regs::bars::VF_PCICFG_OFFSET;
 use serde::{Deserialize, Serialize};
 
 use crate::assumptions::{BAR0_LEN, BAR4_LEN, PF_PRIVILEGES, SLI_INTF_PF, SLI_INTF_VF, VF_BAR0_LEN, VF_PRIVILEGES};
@@ -34,15 +33,6 @@ pub enum FunctionType {
     Pf,
     /// A virtual function (10df:0728): one BAR, default privileges only.
     Vf,
-}
-
-/// What a BAR offset reaches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum BarRegister {
-    /// The pcicfg shadow, at this configuration-space offset.
-    Pcicfg(u16),
-    /// The doorbell page, at this offset from the doorbell BAR's start.
-    Doorbell(u32),
 }
 
 impl FunctionType {
@@ -95,22 +85,6 @@ impl FunctionType {
     pub(crate) fn bar_len(self, bar: u8) -> Option<u64> {
         self.bars().iter().find(|(b, _)| *b == bar).map(|&(_, len)| len)
     }
-
-    /// What a 32-bit access to `bar` at `off` reaches: `None` outside the BAR, unaligned, or in a
-    /// part of the BAR the model does not decode (reads all ones, writes dropped).
-    pub(crate) fn decode(self, bar: u8, off: u32) -> Option<BarRegister> {
-        let len = self.bar_len(bar)?;
-        if !off.is_multiple_of(4) || u64::from(off) + 4 > len {
-            return None;
-        }
-        let pcicfg = |o: u32| u16::try_from(o).ok().map(BarRegister::Pcicfg);
-        match (self, bar) {
-            (Self::Pf, 0) => pcicfg(off),
-            (Self::Pf, _) => Some(BarRegister::Doorbell(off)),
-            (Self::Vf, _) if off < VF_PCICFG_OFFSET => Some(BarRegister::Doorbell(off)),
-            (Self::Vf, _) => off.checked_sub(VF_PCICFG_OFFSET).and_then(pcicfg),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -118,23 +92,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pf_map() {
-        let pf = FunctionType::Pf;
-        assert_eq!(pf.decode(0, 0x58), Some(BarRegister::Pcicfg(0x58)));
-        assert_eq!(pf.decode(4, 0x160), Some(BarRegister::Doorbell(0x160)));
-        assert_eq!(pf.decode(0, 0x1000), None);
-        assert_eq!(pf.decode(2, 0), None);
-        assert_eq!(pf.decode(4, 0x162), None);
-    }
-
-    #[test]
-    fn vf_map() {
-        let vf = FunctionType::Vf;
-        assert_eq!(vf.decode(0, 0x160), Some(BarRegister::Doorbell(0x160)));
-        assert_eq!(vf.decode(0, 0x1058), Some(BarRegister::Pcicfg(0x58)));
-        assert_eq!(vf.decode(0, 0x1FFC), Some(BarRegister::Pcicfg(0xFFC)));
-        assert_eq!(vf.decode(0, 0x2000), None);
-        assert_eq!(vf.decode(4, 0x160), None, "a VF has no BAR4");
+    fn pf_and_vf_personalities() {
+        let (pf, vf) = (FunctionType::Pf, FunctionType::Vf);
+        assert_eq!((pf.device_id(), pf.sli_intf(), pf.privileges()), (0x0720, 0xC000_0F40, 0x7FF));
         assert_eq!((vf.device_id(), vf.sli_intf(), vf.privileges()), (0x0728, 0xC000_1F41, 0x1));
+        assert_eq!((pf.bar_len(0), pf.bar_len(4), pf.bar_len(2)), (Some(0x1000), Some(0x1_0000), None));
+        assert_eq!((vf.bar_len(0), vf.bar_len(4)), (Some(0x2000), None));
     }
 }

@@ -6,9 +6,9 @@ use serde::Serialize;
 
 use crate::assumptions::{LINK_SPEED_10MBPS, PORT_NAMES, PROFILES};
 use crate::device::config::VENDOR_ID;
-use crate::device::model::Model;
 use crate::events::BootOutcome;
 use crate::faults::FaultSpec;
+use crate::firmware::Firmware;
 use crate::firmware::profiles::FunctionConfig;
 use crate::firmware::state::MacAddress;
 use crate::function::FunctionType;
@@ -84,8 +84,8 @@ pub struct EmulatorInfo {
 }
 
 impl EmulatorInfo {
-    pub(crate) fn of(model: &Model) -> Self {
-        let state = &model.state;
+    pub(crate) fn of(firmware: &Firmware, semaphore: u32) -> Self {
+        let state = &firmware.state;
         let ports = state
             .identity
             .macs
@@ -110,21 +110,21 @@ impl EmulatorInfo {
             })
             .collect();
         Self {
-            state_dir: model.dir.clone(),
+            state_dir: firmware.state_dir().to_path_buf(),
             vendor_id: VENDOR_ID,
-            device_id: model.function().device_id(),
-            function: model.function(),
+            device_id: firmware.function().device_id(),
+            function: firmware.function(),
             model: state.identity.model.clone(),
             serial: state.identity.serial.clone(),
             ports,
             firmware: FirmwareInfo {
                 running: state.runtime.running_version.clone(),
-                stored: model.stored_version(),
+                stored: firmware.stored_version(),
                 boot: state.runtime.boot,
             },
             profiles,
             function_mode: state.runtime.active.function_mode().0,
-            semaphore: model.semaphore(),
+            semaphore,
             faults: state.faults.describe(),
         }
     }

@@ -37,11 +37,11 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 pub mod assumptions;
-mod device;
+pub mod device;
 mod error;
 mod events;
 mod faults;
-mod firmware;
+pub mod firmware;
 mod function;
 mod info;
 mod inproc;
@@ -53,8 +53,7 @@ pub use events::{BootOutcome, Event, SignatureKind};
 pub use faults::{CommandEffect, CommandFault, FAULT_NAMES, FaultSpec, Faults, PostFault};
 pub use firmware::flash::FlashDurability;
 pub use firmware::state::MacAddress;
-pub use firmware::{profiles, state};
+pub use firmware::{CreateOptions, profiles, state};
 pub use function::{FunctionType, PF_DEVICE_ID, VF_DEVICE_ID};
 pub use info::{EmulatorInfo, FirmwareInfo, PortInfo, ProfileInfo};
-pub(crate) use inproc::lock;
-pub use inproc::{CreateOptions, EmuBar, EmuConfig, EmuDma, Emulator};
+pub use inproc::{EmuBar, EmuConfig, EmuDma, Emulator};

@@ -132,6 +132,13 @@ impl CompletionStatus {
     }
 }
 
+impl From<BaseStatus> for CompletionStatus {
+    /// `base` with no additional status: how a firmware reports most failures.
+    fn from(base: BaseStatus) -> Self {
+        Self::new(base, AdditionalStatus::None)
+    }
+}
+
 impl fmt::Display for CompletionStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("base status ")?;
@@ -165,6 +172,7 @@ mod tests {
         assert_eq!(s.base, BaseStatus::IllegalField);
         assert_eq!(s.additional, AdditionalStatus::FlashImageCrcMismatch);
         assert_eq!(s.raw(), 0x004D_0003);
+        assert_eq!(CompletionStatus::from(BaseStatus::InvalidLength).raw(), 116);
         assert_eq!(
             s.to_string(),
             "base status 3 (MCC_STATUS_ILLEGAL_FIELD), additional status 77 (MCC_ADDL_STATUS_FLASH_IMAGE_CRC_MISMATCH)"

@@ -2,7 +2,7 @@
 //! model): a write changes only the bits its mask allows; absent registers read zero.
 //!
 //! The registers with behaviour (the POST semaphore at 0x94, soft reset at 0x5C, UE status at
-//! 0xA0/0xA4) are intercepted by the model (`model.rs`) before they reach this file; here they
+//! 0xA0/0xA4) are intercepted by the device ([`super::Device`]) before they reach this file; here they
 //! are plain read-only dwords. BAR0 is a memory-mapped view of the same file (spec/protocol.md
 //! §2.5: "offsets within the pcicfg mapping = config-space offsets").
 
@@ -114,9 +114,16 @@ impl ConfigRegisters {
     }
 
     /// Writes `value` at `off`, changing only writable bits.
+    #[cfg(test)]
     pub(crate) fn write(&mut self, off: u16, value: u32) {
+        self.write_masked(off, value, u32::MAX);
+    }
+
+    /// Writes the bytes of `value` that `lanes` selects (0xFF per byte written) at `off`,
+    /// changing only writable bits: a byte or word write leaves the rest of the dword alone.
+    pub(crate) fn write_masked(&mut self, off: u16, value: u32, lanes: u32) {
         let i = usize::from(off / 4) % DWORDS;
-        let mask = self.writable[i];
+        let mask = self.writable[i] & lanes;
         self.values[i] = (self.values[i] & !mask) | (value & mask);
     }
 }

@@ -1,183 +1,259 @@
-//! The mailbox engine: what the emulated firmware does when a bootstrap-mailbox command's busy
-//! period ends (spec/protocol.md §3.2–§3.4, §3.7, §8 item 4).
+//! The bootstrap mailbox (DB BAR + 0x160) as the host sees it: the doorbell register, with what
+//! POST, the RDY faults and delayed completions do to it, and the engine that runs a command when
+//! the busy period ends (spec/protocol.md §3.2–§3.4, §3.7, §8 item 4).
 //!
-//! 1. Fetch the 256-byte WRB at the mailbox address through the IOVA table (the completion slot
-//!    at +256 must be mapped too); a fault logs [`Event::DmaFault`] and writes nothing.
+//! 1. Fetch the 256-byte WRB at the mailbox address through the [`DmaSpace`] (the completion
+//!    slot at +256 must be reachable too); a fault logs [`Event::DmaFault`] and writes nothing.
 //! 2. Recognise the fw_init / fw_clean signatures **before** reading dword 0 as flags.
 //! 3. Otherwise decode the WRB: embedded → the command is the 236-byte payload area;
-//!    non-embedded → exactly one SGE, whose buffer (at most [`MAX_NON_EMBEDDED_LEN`] bytes) the
-//!    firmware works on in place (the IOVA table lends it; nothing is copied).
-//! 4. Decode the request header, dispatch, and write the response header and body over the
-//!    request in the same buffer.
+//!    non-embedded → exactly one SGE, whose buffer (at most [`MAX_NON_EMBEDDED_LEN`] bytes) is
+//!    copied in; a buffer the device cannot reach fails the command with [`STATUS_DMA_FAULT`].
+//! 4. [`Firmware::execute`](crate::firmware::Firmware::execute) runs it; the bytes of the
+//!    response are copied back over the request (only those: a truncated response leaves the
+//!    rest of the buffer as it was).
 //! 5. Write the completion at mailbox + 256: tags copied, status = base | additional << 16,
-//!    flags VALID | COMPLETED.
-//!
-//! Command faults ([`crate::faults::CommandEffect`]) bend steps 4 and 5: a forced status skips
-//! the handler, a response length or truncation changes the response header, no-valid drops
-//! VALID, slow holds the completion (and RDY) back.
+//!    flags VALID | COMPLETED — at once, or when a `slow` fault's delay has passed.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use oce_mailbox::Command;
-use oce_mailbox::commands::WriteFlashrom;
-use oce_mailbox::header::{HEADER_LEN, RequestHeader, ResponseHeader, Subsystem};
-use oce_mailbox::status::{AdditionalStatus, BaseStatus, CompletionStatus};
+use oce_mailbox::regs::MailboxDoorbell;
+use oce_mailbox::status::CompletionStatus;
 use oce_mailbox::wire::{Reader, Wire, Writer};
 use oce_mailbox::wrb::{
     COMPLETION_LEN, Completion, FW_CLEAN_SIGNATURE, FW_INIT_SIGNATURE, MAILBOX_COMPLETION_OFFSET, MAILBOX_LEN, WRB_LEN,
     WRB_PAYLOAD_OFFSET, Wrb, WrbPayload,
 };
 
+use super::doorbell::{DoorbellRead, DoorbellWrite};
+use super::timing::Timing;
+use super::{Device, DmaFault, DmaSpace, Interrupt};
 use crate::assumptions::{
-    MAX_NON_EMBEDDED_LEN, STATUS_BAD_LENGTH, STATUS_BAD_SGE_COUNT, STATUS_SGE_DMA_FAULT, STATUS_SGE_TOO_LONG,
+    MAX_NON_EMBEDDED_LEN, STATUS_BAD_LENGTH, STATUS_BAD_SGE_COUNT, STATUS_DMA_FAULT, STATUS_SGE_TOO_LONG,
 };
-use crate::device::model::Model;
 use crate::events::{Event, SignatureKind};
-use crate::faults::CommandEffect;
-use crate::firmware::handlers;
+use crate::faults::FaultSpec;
+use crate::firmware::Executed;
 
-/// A completion status with no additional status.
-pub(crate) fn base(code: u16) -> CompletionStatus {
-    CompletionStatus::new(BaseStatus::from_raw(code), AdditionalStatus::None)
+/// A completion entry the firmware has built but writes only at `due` (a `slow` fault): until
+/// then the command is still running, RDY reads 0 and doorbell writes are ignored.
+#[derive(Debug, Clone)]
+pub(super) struct PendingCompletion {
+    /// Bus address of the completion entry.
+    address: u64,
+    /// Its bytes.
+    bytes: [u8; COMPLETION_LEN],
+    /// When it is written.
+    due: Instant,
 }
 
-/// Executes the mailbox at `address`.
-pub(crate) fn execute(model: &mut Model, address: u64) {
-    let mut raw = [0u8; WRB_LEN];
-    if !model.iova.contains(address, MAILBOX_LEN) || !model.iova.read(address, &mut raw) {
-        model.log(Event::DmaFault { iova: address, len: MAILBOX_LEN });
-        return;
-    }
-    let mut r = Reader::at(&raw, 8);
-    let tags = [r.u32("tag0").unwrap_or(0), r.u32("tag1").unwrap_or(0)];
-    let (status, command) = if raw[..FW_INIT_SIGNATURE.len()] == FW_INIT_SIGNATURE {
-        model.log(Event::Signature { kind: SignatureKind::FwInit });
-        (CompletionStatus::SUCCESS, None)
-    } else if raw[..FW_CLEAN_SIGNATURE.len()] == FW_CLEAN_SIGNATURE {
-        model.log(Event::Signature { kind: SignatureKind::FwClean });
-        (CompletionStatus::SUCCESS, None)
-    } else {
-        run_wrb(model, address, &raw)
-    };
-    if model.gone() {
-        // The adapter lost power running the command: no completion is ever written.
-        return;
-    }
-    let mut flags = Completion::VALID | Completion::COMPLETED;
-    let mut delay = Duration::ZERO;
-    if let Some((subsystem, opcode)) = command {
-        for effect in model.state.faults.command(subsystem, opcode) {
-            match effect {
-                CommandEffect::NoValid => flags &= !Completion::VALID,
-                CommandEffect::Slow { delay: d } => delay = delay.max(d),
-                _ => {}
-            }
-        }
-        if (subsystem, opcode) == (Subsystem::Common.raw(), WriteFlashrom::OPCODE) {
-            delay = delay.max(model.state.faults.slow_flash.unwrap_or_default());
-        }
-    }
-    let completion = Completion { status, tags, flags };
-    let mut out = [0u8; COMPLETION_LEN];
-    if completion.encode(&mut Writer::new(&mut out)).is_ok() {
-        model.complete_after(address + MAILBOX_COMPLETION_OFFSET as u64, out, delay);
-    }
-}
+/// The furthest below a mapped buffer a LO write's address may lie and still be taken for a
+/// mailbox the host did not align to 16 bytes (the doorbell drops address bits 3:0,
+/// spec/protocol.md §3.1).
+const ALIGNMENT_SLACK: u64 = 15;
 
-/// The (subsystem, opcode) a completion belongs to, when the WRB held a command header.
-type CommandKey = Option<(u8, u8)>;
+impl<D: DmaSpace, I: Interrupt> Device<D, I> {
+    /// The busy periods in effect: [`Timing`], or the `rdy-after` fault's read count.
+    fn effective_timing(&self) -> Timing {
+        match self.firmware.faults().rdy_after {
+            Some(reads) => Timing { ready_delay: reads, exec_delay: reads, ..self.timing },
+            None => self.timing,
+        }
+    }
 
-/// Runs a (non-signature) WRB and returns the completion status.
-fn run_wrb(model: &mut Model, address: u64, raw: &[u8; WRB_LEN]) -> (CompletionStatus, CommandKey) {
-    let Ok(wrb) = Wrb::decode(&mut Reader::new(raw)) else {
-        // Only an SGE count above the 19 that fit can fail to decode.
-        return (base(STATUS_BAD_SGE_COUNT), None);
-    };
-    match wrb.payload {
-        WrbPayload::Embedded(mut area) => {
-            let (status, written, key) = run_command(model, &mut area, true);
-            let at = address + WRB_PAYLOAD_OFFSET as u64;
-            if !model.iova.write(at, &area[..written]) {
-                model.log(Event::DmaFault { iova: at, len: written });
-            }
-            (status, key)
+    /// A read of the mailbox doorbell.
+    pub(super) fn doorbell_read(&mut self) -> u32 {
+        if !self.post_ready() || self.firmware.faults().rdy_never {
+            return 0;
         }
-        WrbPayload::NonEmbedded(sges) => {
-            let [sge] = sges.as_slice() else { return (base(STATUS_BAD_SGE_COUNT), None) };
-            let len = sge.len as usize;
-            if len > MAX_NON_EMBEDDED_LEN {
-                return (base(STATUS_SGE_TOO_LONG), None);
+        if let Some(pending) = &self.pending {
+            if self.clock.now() < pending.due {
+                return 0;
             }
-            if len < HEADER_LEN {
-                return (base(STATUS_BAD_LENGTH), None);
+            let PendingCompletion { address, bytes, .. } = pending.clone();
+            self.pending = None;
+            self.write_dma(address, &bytes);
+            return MailboxDoorbell::RDY;
+        }
+        match self.doorbell.read() {
+            DoorbellRead::Rdy(ready) => u32::from(ready) * MailboxDoorbell::RDY,
+            DoorbellRead::Execute { address } => {
+                self.execute_mailbox(address);
+                if self.gone() {
+                    // The adapter died running the command (power-loss-at).
+                    u32::MAX
+                } else if self.pending.is_some() {
+                    0
+                } else {
+                    MailboxDoorbell::RDY
+                }
             }
-            let Some(mut lent) = model.iova.take(sge.address, len) else {
-                model.log(Event::DmaFault { iova: sge.address, len });
-                return (base(STATUS_SGE_DMA_FAULT), None);
-            };
-            let at = lent.off;
-            let (status, _, key) = run_command(model, &mut lent.bytes[at..at + len], false);
-            model.iova.restore(lent);
-            (status, key)
         }
     }
-}
 
-/// Runs the command in `buf` (header + body; at least 16 bytes) and writes the response header
-/// and body over it. Returns the status, how many bytes of `buf` were written, and the command.
-fn run_command(model: &mut Model, buf: &mut [u8], embedded: bool) -> (CompletionStatus, usize, CommandKey) {
-    let Ok(hdr) = RequestHeader::decode(&mut Reader::new(buf)) else {
-        return (base(STATUS_BAD_LENGTH), 0, None);
-    };
-    let key = Some((hdr.subsystem.raw(), hdr.opcode));
-    let effects: Vec<CommandEffect> = model.state.faults.command(hdr.subsystem.raw(), hdr.opcode).collect();
-    let forced = effects.iter().find_map(|e| match *e {
-        CommandEffect::Status { base, additional } => {
-            Some(CompletionStatus::new(BaseStatus::from_raw(base.into()), AdditionalStatus::from_raw(additional)))
+    /// A write of the mailbox doorbell.
+    pub(super) fn doorbell_write(&mut self, value: u32) {
+        if !self.post_ready() {
+            self.firmware.log(Event::WriteBeforePost { value });
+            return;
         }
-        _ => None,
-    });
-    let capacity = buf.len() - HEADER_LEN;
-    let fits = embedded || usize::try_from(hdr.request_length).is_ok_and(|n| n <= capacity);
-    let reply = match forced {
-        Some(status) => Err(status),
-        None if fits => handlers::dispatch(model, &hdr, buf),
-        None => Err(base(STATUS_BAD_LENGTH)),
-    };
-    if model.gone() {
-        return (base(BaseStatus::Failed.raw()), 0, key);
-    }
-    let (status, mut body, actual) = match reply {
-        Ok(body) if body.len() <= capacity => (CompletionStatus::SUCCESS, body.len(), body),
-        Ok(body) => (base(BaseStatus::InsufficientBuffer.raw()), 0, body),
-        Err(status) => (status, 0, Vec::new()),
-    };
-    let mut response_length = body as u32;
-    for effect in &effects {
-        match *effect {
-            CommandEffect::Truncate { len } => {
-                body = body.min(len as usize);
-                response_length = body as u32;
+        if self.firmware.faults().rdy_hang {
+            // The firmware hangs on this write: from now on RDY never returns.
+            let faults = &mut self.firmware.state.faults;
+            faults.rdy_hang = false;
+            faults.rdy_never = true;
+            self.firmware.log(Event::FaultTriggered { fault: FaultSpec::RdyHang });
+            self.firmware.save_or_log();
+            return;
+        }
+        if self.firmware.faults().rdy_never || self.pending.is_some() {
+            self.firmware.log(Event::WriteWhileBusy { value });
+            return;
+        }
+        self.doorbell.timing = self.effective_timing();
+        match self.doorbell.write(value) {
+            Err(event) => self.firmware.log(event),
+            Ok(DoorbellWrite::High) => {}
+            Ok(DoorbellWrite::Low { address }) => {
+                if let Some(start) = self.mapping_just_above(address) {
+                    self.firmware.log(Event::UnalignedMailbox { address: start });
+                    return;
+                }
+                // An address that maps nowhere faults when the firmware fetches the WRB.
+                self.doorbell.start(address);
             }
-            CommandEffect::ResponseLength { len } => response_length = len,
-            _ => {}
         }
     }
-    let header = ResponseHeader {
-        opcode: hdr.opcode,
-        subsystem: hdr.subsystem,
-        base_status: status.base,
-        additional_status: status.additional,
-        response_length,
-        actual_response_length: actual.len() as u32,
-    };
-    let written = match header.encode(&mut Writer::new(buf)) {
-        Ok(()) => {
-            buf[HEADER_LEN..HEADER_LEN + body].copy_from_slice(&actual[..body]);
-            HEADER_LEN + body
+
+    /// When the mailbox at `address` cannot be reached but a mapping starts 1–15 bytes above
+    /// it, that mapping's start: the signature of a host that did not round its mailbox up to 16
+    /// bytes. Probes only on that failure path.
+    fn mapping_just_above(&self, address: u64) -> Option<u64> {
+        let mut mailbox = [0u8; MAILBOX_LEN];
+        if self.dma.read(address, &mut mailbox).is_ok() {
+            return None;
         }
-        Err(_) => 0,
-    };
-    model.log(Event::Command { subsystem: hdr.subsystem.raw(), opcode: hdr.opcode, version: hdr.version, status });
-    (status, written, key)
+        let reachable = |at: u64| self.dma.read(at, &mut [0u8; 1]).is_ok();
+        let first = (0..=ALIGNMENT_SLACK).map_while(|k| address.checked_add(k)).find(|&at| reachable(at))?;
+        (first != address).then_some(first)
+    }
+
+    /// Executes the mailbox at `address`.
+    fn execute_mailbox(&mut self, address: u64) {
+        let mut mailbox = [0u8; MAILBOX_LEN];
+        if let Err(fault) = self.dma.read(address, &mut mailbox) {
+            self.log_fault(fault);
+            return;
+        }
+        let mut raw = [0u8; WRB_LEN];
+        raw.copy_from_slice(&mailbox[..WRB_LEN]);
+        let mut r = Reader::at(&raw, 8);
+        let tags = [r.u32("tag0").unwrap_or(0), r.u32("tag1").unwrap_or(0)];
+        let signature = if raw[..FW_INIT_SIGNATURE.len()] == FW_INIT_SIGNATURE {
+            Some(SignatureKind::FwInit)
+        } else if raw[..FW_CLEAN_SIGNATURE.len()] == FW_CLEAN_SIGNATURE {
+            Some(SignatureKind::FwClean)
+        } else {
+            None
+        };
+        let (status, executed) = match signature {
+            Some(kind) => {
+                self.firmware.log(Event::Signature { kind });
+                (CompletionStatus::SUCCESS, None)
+            }
+            None => self.run_wrb(address, &raw),
+        };
+        if self.gone() {
+            // The adapter lost power running the command: no completion is ever written.
+            return;
+        }
+        let (valid, delay) = executed.map_or((true, Duration::ZERO), |e| (e.valid, e.delay));
+        let mut flags = Completion::COMPLETED;
+        if valid {
+            flags |= Completion::VALID;
+        }
+        let completion = Completion { status, tags, flags };
+        let mut out = [0u8; COMPLETION_LEN];
+        if completion.encode(&mut Writer::new(&mut out)).is_ok() {
+            self.complete_after(address + MAILBOX_COMPLETION_OFFSET as u64, out, delay);
+        }
+    }
+
+    /// Runs a (non-signature) WRB: returns the completion status and, when the firmware ran the
+    /// command, what it did.
+    fn run_wrb(&mut self, address: u64, raw: &[u8; WRB_LEN]) -> (CompletionStatus, Option<Executed>) {
+        let Ok(wrb) = Wrb::decode(&mut Reader::new(raw)) else {
+            // Only an SGE count above the 19 that fit can fail to decode.
+            return (STATUS_BAD_SGE_COUNT.into(), None);
+        };
+        let cx = self.context();
+        match wrb.payload {
+            WrbPayload::Embedded(mut area) => {
+                let executed = self.firmware.execute(&cx, &mut area, true);
+                let at = address + WRB_PAYLOAD_OFFSET as u64;
+                (self.copy_out(at, &area[..executed.written], executed.status), Some(executed))
+            }
+            WrbPayload::NonEmbedded(sges) => {
+                let [sge] = sges.as_slice() else { return (STATUS_BAD_SGE_COUNT.into(), None) };
+                let len = sge.len as usize;
+                if len > MAX_NON_EMBEDDED_LEN {
+                    return (STATUS_SGE_TOO_LONG.into(), None);
+                }
+                if len < oce_mailbox::header::HEADER_LEN {
+                    return (STATUS_BAD_LENGTH.into(), None);
+                }
+                let mut buf = std::mem::take(&mut self.scratch);
+                if buf.len() < len {
+                    buf.resize(len, 0);
+                }
+                let result = match self.dma.read(sge.address, &mut buf[..len]) {
+                    Err(fault) => {
+                        self.log_fault(fault);
+                        (STATUS_DMA_FAULT.into(), None)
+                    }
+                    Ok(()) => {
+                        let executed = self.firmware.execute(&cx, &mut buf[..len], false);
+                        (self.copy_out(sge.address, &buf[..executed.written], executed.status), Some(executed))
+                    }
+                };
+                self.scratch = buf;
+                result
+            }
+        }
+    }
+
+    /// Copies a response back to the host: `status` if it arrives, [`STATUS_DMA_FAULT`] (and
+    /// an event) if the device cannot write there.
+    fn copy_out(&mut self, address: u64, bytes: &[u8], status: CompletionStatus) -> CompletionStatus {
+        if bytes.is_empty() {
+            return status;
+        }
+        match self.dma.write(address, bytes) {
+            Ok(()) => status,
+            Err(fault) => {
+                self.log_fault(fault);
+                STATUS_DMA_FAULT.into()
+            }
+        }
+    }
+
+    /// Holds `bytes` back as the completion at `address` until `delay` has passed; a zero delay
+    /// writes it now.
+    fn complete_after(&mut self, address: u64, bytes: [u8; COMPLETION_LEN], delay: Duration) {
+        let now = self.clock.now();
+        match now.checked_add(delay).filter(|_| !delay.is_zero()) {
+            Some(due) => self.pending = Some(PendingCompletion { address, bytes, due }),
+            None => self.write_dma(address, &bytes),
+        }
+    }
+
+    /// A device write to host memory whose failure has no one to report to but the log.
+    fn write_dma(&mut self, address: u64, bytes: &[u8]) {
+        if let Err(fault) = self.dma.write(address, bytes) {
+            self.log_fault(fault);
+        }
+    }
+
+    fn log_fault(&mut self, fault: DmaFault) {
+        self.firmware.log(Event::DmaFault { iova: fault.addr, len: fault.len });
+    }
 }

@@ -1,9 +1,290 @@
-//! The device's registers: configuration space, the BARs, the bootstrap mailbox doorbell and its
-//! engine, POST and timing.
+//! The device: the registers of one emulated OCe14000 function (configuration space, the BARs,
+//! the bootstrap mailbox doorbell, POST, timing) over its register-free [`Firmware`], reaching
+//! its host through two seams it takes as type parameters ([`DmaSpace`], [`Interrupt`]).
+//!
+//! [`Device`] is a plain `&mut self` state machine in the vm-superio / vm-device shape: every
+//! access a transport forwards (a vfio-user message, an in-process register read) is one method
+//! call, and nothing in it blocks, sleeps or spawns. A transport that shares it between threads
+//! puts it in a `Mutex` ([`crate::Emulator`] does).
 
+mod access;
+mod bars;
 pub mod config;
-pub(crate) mod doorbell;
-pub(crate) mod mailbox;
-pub(crate) mod model;
-pub(crate) mod post;
+mod doorbell;
+mod mailbox;
+mod post;
+mod seams;
 pub(crate) mod timing;
+
+use std::sync::Arc;
+
+use oce_mailbox::regs::{MailboxDoorbell, Semaphore, SoftReset, UeStatus};
+use oce_mailbox::{Clock, SystemClock};
+
+pub use seams::{DmaFault, DmaSpace, Interrupt, NoInterrupt};
+
+use crate::error::EmulatorError;
+use crate::events::Event;
+use crate::firmware::{Context, Firmware};
+use crate::function::FunctionType;
+use crate::info::EmulatorInfo;
+use access::{bar_access_ok, lanes};
+use bars::BarRegister;
+use config::{CONFIG_LEN, ConfigRegisters};
+use doorbell::MailboxDoorbellState;
+use mailbox::PendingCompletion;
+use post::PostWalk;
+use timing::Timing;
+
+/// One emulated function as a PCI device: registers over firmware, with DMA space `D` and
+/// interrupt lines `I` supplied by the transport. `Send` when `D` and `I` are.
+#[derive(Debug)]
+pub struct Device<D, I> {
+    firmware: Firmware,
+    dma: D,
+    interrupt: I,
+    config: ConfigRegisters,
+    post: PostWalk,
+    doorbell: MailboxDoorbellState,
+    /// A completion the firmware holds back until its time has come.
+    pending: Option<PendingCompletion>,
+    timing: Timing,
+    /// Real time, for the delays faults ask for (`slow=…`, `slow-flash=…`).
+    clock: Arc<dyn Clock>,
+    /// The buffer non-embedded commands are copied into (kept to spare an allocation per command).
+    scratch: Vec<u8>,
+}
+
+impl<D: DmaSpace, I: Interrupt> Device<D, I> {
+    /// The device of an adapter that is already running (POST over) with `firmware`, reaching
+    /// host memory through `dma` and raising interrupts on `interrupt`.
+    pub fn new(firmware: Firmware, dma: D, interrupt: I) -> Self {
+        let timing = Timing::default();
+        Self {
+            post: PostWalk::finished(firmware.boot_outcome()),
+            config: ConfigRegisters::power_on(firmware.function()),
+            firmware,
+            dma,
+            interrupt,
+            doorbell: MailboxDoorbellState::new(timing),
+            pending: None,
+            timing,
+            clock: Arc::new(SystemClock),
+            scratch: Vec::new(),
+        }
+    }
+
+    // --- what the device is made of ------------------------------------------------------------
+
+    /// The firmware behind the registers.
+    pub fn firmware(&self) -> &Firmware {
+        &self.firmware
+    }
+
+    /// The firmware, to change faults or take events.
+    pub fn firmware_mut(&mut self) -> &mut Firmware {
+        &mut self.firmware
+    }
+
+    /// The DMA space the device reaches host memory through.
+    pub fn dma(&self) -> &D {
+        &self.dma
+    }
+
+    /// The interrupt lines.
+    pub fn interrupt(&self) -> &I {
+        &self.interrupt
+    }
+
+    /// PF or VF.
+    pub fn function(&self) -> FunctionType {
+        self.firmware.function()
+    }
+
+    /// Size of configuration space in bytes (PCI Express: 4 KiB).
+    pub fn config_len(&self) -> usize {
+        CONFIG_LEN
+    }
+
+    /// Length of memory BAR `bar`, or `None` if the function does not implement it.
+    pub fn bar_len(&self, bar: u8) -> Option<u64> {
+        self.function().bar_len(bar)
+    }
+
+    /// Replaces the clock the firmware's real-time delays (`slow`, `slow-flash` faults) are
+    /// measured on.
+    pub fn set_clock(&mut self, clock: Arc<dyn Clock>) {
+        self.clock = clock;
+    }
+
+    /// The busy periods, in register reads.
+    pub fn timing(&self) -> Timing {
+        self.timing
+    }
+
+    /// Changes the busy periods (for tests; not persisted).
+    pub fn set_timing(&mut self, timing: Timing) {
+        self.timing = timing;
+    }
+
+    /// The POST semaphore (config 0x94) as it reads now, without moving the walk.
+    pub fn semaphore(&self) -> u32 {
+        self.post.value(self.firmware.faults().post)
+    }
+
+    /// A snapshot of the adapter for display.
+    pub fn info(&self) -> EmulatorInfo {
+        EmulatorInfo::of(&self.firmware, self.semaphore())
+    }
+
+    /// What the firmware is told about the registers when it executes a command.
+    fn context(&self) -> Context {
+        Context { semaphore: self.semaphore() }
+    }
+
+    fn gone(&self) -> bool {
+        self.firmware.gone()
+    }
+
+    // --- configuration space ------------------------------------------------------------------
+
+    /// Reads `data.len()` bytes of configuration space at `off`: any width, any alignment. Past
+    /// the end of configuration space, and everywhere on a device that is gone, all ones.
+    pub fn read_config(&mut self, off: u16, data: &mut [u8]) {
+        data.fill(0xFF);
+        if self.gone() {
+            return;
+        }
+        for lane in lanes(off.into(), data.len()) {
+            if let Some(o) = config_dword(lane.dword) {
+                let value = self.config_dword_read(o);
+                lane.put(value, data);
+            }
+        }
+    }
+
+    /// Writes `data` to configuration space at `off`: any width, any alignment; only the bytes
+    /// written and, in them, only the writable bits change. Past the end, or on a device that is
+    /// gone, the write is lost.
+    pub fn write_config(&mut self, off: u16, data: &[u8]) {
+        if self.gone() {
+            return;
+        }
+        for lane in lanes(off.into(), data.len()) {
+            if let Some(o) = config_dword(lane.dword) {
+                self.config_dword_write(o, lane.take(data), lane.mask());
+            }
+        }
+    }
+
+    /// One dword of configuration space (or of the pcicfg shadow), read with its side effects.
+    fn config_dword_read(&mut self, off: u16) -> u32 {
+        match off {
+            Semaphore::OFFSET => self.post.read(self.firmware.faults().post),
+            o if u32::from(o) == UeStatus::LOW_OFFSET => self.firmware.faults().ue_status[0],
+            o if u32::from(o) == UeStatus::HIGH_OFFSET => self.firmware.faults().ue_status[1],
+            o => self.config.read(o),
+        }
+    }
+
+    /// Writes the bytes `lanes` selects of `value` to the configuration dword at `off`.
+    fn config_dword_write(&mut self, off: u16, value: u32, lanes: u32) {
+        if u32::from(off) == SoftReset::OFFSET {
+            // SR is self-clearing: the register reads 0 again once the reset has started.
+            if value & lanes & SoftReset::SR != 0 {
+                self.chip_reset();
+            }
+            return;
+        }
+        self.config.write_masked(off, value, lanes);
+    }
+
+    // --- BARs ----------------------------------------------------------------------------------
+
+    /// Reads `data.len()` bytes of memory BAR `bar` at `off`. An access of 1, 2, 4 or 8 bytes,
+    /// naturally aligned and inside the BAR, reaches the registers; anything else, a part of the
+    /// BAR no register decodes, and a device that is gone read all ones.
+    pub fn read_bar(&mut self, bar: u8, off: u64, data: &mut [u8]) {
+        data.fill(0xFF);
+        if self.gone() || !self.bar_len(bar).is_some_and(|len| bar_access_ok(len, off, data.len())) {
+            return;
+        }
+        for lane in lanes(off, data.len()) {
+            let value = self.bar_dword_read(bar, lane.dword);
+            lane.put(value, data);
+        }
+    }
+
+    /// Writes `data` to memory BAR `bar` at `off`, under the rules of [`Device::read_bar`];
+    /// writes nothing decodes are dropped.
+    pub fn write_bar(&mut self, bar: u8, off: u64, data: &[u8]) {
+        if self.gone() || !self.bar_len(bar).is_some_and(|len| bar_access_ok(len, off, data.len())) {
+            return;
+        }
+        for lane in lanes(off, data.len()) {
+            self.bar_dword_write(bar, lane.dword, lane.take(data), lane.mask());
+        }
+    }
+
+    fn bar_dword_read(&mut self, bar: u8, dword: u64) -> u32 {
+        match bars::decode(self.function(), bar, dword) {
+            None => u32::MAX,
+            Some(BarRegister::Pcicfg(o)) => self.config_dword_read(o),
+            Some(BarRegister::Doorbell(MailboxDoorbell::OFFSET)) => self.doorbell_read(),
+            // Write-only doorbells read as zero.
+            Some(BarRegister::Doorbell(_)) => 0,
+        }
+    }
+
+    fn bar_dword_write(&mut self, bar: u8, dword: u64, value: u32, lanes: u32) {
+        match bars::decode(self.function(), bar, dword) {
+            Some(BarRegister::Pcicfg(o)) => self.config_dword_write(o, value, lanes),
+            // A doorbell is rung by a whole dword; part of one carries no command.
+            Some(BarRegister::Doorbell(MailboxDoorbell::OFFSET)) if lanes == u32::MAX => self.doorbell_write(value),
+            // TX (0x60), RQ (0x100), EQ/CQ (0x120), MCCQ (0x140) (spec/protocol.md §2.2): no queues
+            // are modelled yet, so ringing them has no effect; nothing else is decoded.
+            _ => {}
+        }
+    }
+
+    // --- resets and POST -----------------------------------------------------------------------
+
+    /// Chip soft reset (pcicfg 0x5C bit 7): POST runs again; configuration space is kept.
+    fn chip_reset(&mut self) {
+        self.firmware.log(Event::ChipReset);
+        self.boot();
+        self.firmware.save_or_log();
+    }
+
+    /// Cold boot: power back, configuration space back to power-on values, then POST (the
+    /// next-boot profile becomes active, the firmware on flash runs).
+    pub fn power_cycle(&mut self) -> Result<(), EmulatorError> {
+        self.firmware.log(Event::PowerCycle);
+        self.firmware.state.faults.power_lost = false;
+        self.config = ConfigRegisters::power_on(self.function());
+        self.boot();
+        self.firmware.save()
+    }
+
+    /// POST: the firmware boots, the semaphore walk restarts, the mailbox is idle again and a
+    /// held completion is lost. The caller saves.
+    fn boot(&mut self) {
+        self.doorbell.reset();
+        self.pending = None;
+        let outcome = self.firmware.boot();
+        self.post = PostWalk::start(outcome, self.timing.post_reads_per_stage);
+    }
+
+    /// True when POST is over and the firmware accepts mailbox commands.
+    fn post_ready(&self) -> bool {
+        self.post.is_ready(self.firmware.faults().post)
+    }
+}
+
+/// The configuration-space offset of the dword at `dword`, if it is inside configuration space.
+fn config_dword(dword: u64) -> Option<u16> {
+    u16::try_from(dword).ok().filter(|&o| usize::from(o) < CONFIG_LEN)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,7 +1,253 @@
-//! The emulated firmware: the persistent state, the flash, WRITE_FLASHROM staging, the profiles
-//! and the command handlers.
+//! The emulated firmware, register-free: the persistent state, the flash, WRITE_FLASHROM staging,
+//! the profiles and the command handlers, behind one entry point every transport calls
+//! ([`Firmware::execute`]).
+//!
+//! The firmware never touches a register or host memory: a transport (the bootstrap mailbox
+//! engine today; the MCC ring engine and ocrdma's MQ next) copies a command into a buffer, calls
+//! [`Firmware::execute`], and copies the response out. What the firmware needs to know of the
+//! registers comes in a [`Context`].
 
+pub(crate) mod dispatch;
+mod execute;
 pub(crate) mod flash;
 pub(crate) mod handlers;
 pub mod profiles;
 pub mod state;
+
+use std::path::{Path, PathBuf};
+
+use oce_firmware::dir::FlashDirectory;
+
+pub use execute::{Context, Executed};
+
+use crate::assumptions::FACTORY_FIRMWARE_VERSION;
+use crate::error::{self, EmulatorError};
+use crate::events::{BootOutcome, Event, EventLog};
+use crate::faults::{FaultSpec, Faults};
+use crate::function::FunctionType;
+use flash::{Flash, FlashDurability, Staging};
+use state::{FLASH_FILE, Runtime, STATE_FILE, StateFile};
+
+/// How [`Firmware::create_with`] makes a new adapter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CreateOptions {
+    /// The serial number and MACs derive from it (equal seeds give equal identities).
+    pub seed: u64,
+    /// PF or VF.
+    pub function: FunctionType,
+}
+
+impl Default for CreateOptions {
+    /// A PF with a random seed (a different identity every time).
+    fn default() -> Self {
+        Self { seed: random_seed(), function: FunctionType::Pf }
+    }
+}
+
+/// The firmware of one emulated adapter, with its state directory.
+#[derive(Debug)]
+pub struct Firmware {
+    dir: PathBuf,
+    pub(crate) state: StateFile,
+    pub(crate) flash: Flash,
+    /// The section WRITE_FLASHROM is staging (firmware RAM: lost at reset and power loss).
+    pub(crate) staging: Staging,
+    /// The adapter's log: what the firmware did and what the device saw (transports log here too).
+    events: EventLog,
+}
+
+impl Firmware {
+    /// Opens the adapter whose state is in `dir`. The adapter is running: POST is over (as it
+    /// would be for a second process talking to a real adapter), nothing is re-read beyond the
+    /// small JSON file, and the flash file is only mapped.
+    pub fn open(dir: &Path) -> Result<Self, EmulatorError> {
+        if !dir.is_dir() {
+            return Err(EmulatorError::NoStateDirectory { dir: dir.to_path_buf() });
+        }
+        let state = StateFile::load(&dir.join(STATE_FILE))?;
+        let flash = Flash::open(&dir.join(FLASH_FILE), state.runtime.flash_directory_offset)?;
+        Ok(Self::running(dir.to_path_buf(), state, flash))
+    }
+
+    /// Creates a factory-fresh adapter in `dir` (made if missing) with `options`: factory
+    /// firmware on flash, NIC profile, POST done. Fails without touching anything if a state file
+    /// is already there.
+    pub fn create_with(dir: &Path, options: CreateOptions) -> Result<Self, EmulatorError> {
+        std::fs::create_dir_all(dir).map_err(error::io_err(dir))?;
+        for name in [STATE_FILE, FLASH_FILE] {
+            let path = dir.join(name);
+            if path.exists() {
+                return Err(EmulatorError::AlreadyExists { path });
+            }
+        }
+        let payload = oce_firmware::build::ImageBuilder::new(FACTORY_FIRMWARE_VERSION).build_flash()?;
+        let flash = Flash::create(&dir.join(FLASH_FILE), &payload)?;
+        let state = StateFile::factory(options.seed, options.function, &flash.boot_check());
+        // state.json is written last: its presence marks a complete state directory.
+        state.save(&dir.join(STATE_FILE))?;
+        Ok(Self::running(dir.to_path_buf(), state, flash))
+    }
+
+    /// Opens the adapter in `dir`, creating a factory-fresh PF if `dir` holds no state yet. A
+    /// directory with only part of the state is an error, not a reason to start over.
+    pub fn open_or_create(dir: &Path) -> Result<Self, EmulatorError> {
+        let fresh = !dir.join(STATE_FILE).exists() && !dir.join(FLASH_FILE).exists();
+        if fresh { Self::create_with(dir, CreateOptions::default()) } else { Self::open(dir) }
+    }
+
+    fn running(dir: PathBuf, state: StateFile, flash: Flash) -> Self {
+        Self { dir, state, flash, staging: Staging::default(), events: EventLog::default() }
+    }
+
+    /// The state directory.
+    pub fn state_dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// PF or VF.
+    pub fn function(&self) -> FunctionType {
+        self.state.identity.function
+    }
+
+    /// How the POST boot went last (which section runs, or that it failed).
+    pub fn boot_outcome(&self) -> BootOutcome {
+        self.state.runtime.boot
+    }
+
+    // --- the event log -----------------------------------------------------------------------
+
+    /// Records `event`.
+    pub(crate) fn log(&mut self, event: Event) {
+        self.events.push(event);
+    }
+
+    /// Everything the adapter has logged so far (oldest first).
+    pub fn events(&self) -> Vec<Event> {
+        self.events.snapshot()
+    }
+
+    /// Returns and clears the event log.
+    pub fn take_events(&mut self) -> Vec<Event> {
+        self.events.take()
+    }
+
+    /// How many old events the bounded log has dropped.
+    pub fn dropped_events(&self) -> u64 {
+        self.events.dropped()
+    }
+
+    // --- faults and persistence ---------------------------------------------------------------
+
+    /// The faults now set.
+    pub fn faults(&self) -> &Faults {
+        &self.state.faults
+    }
+
+    /// Replaces the fault set and saves it in the state file.
+    pub fn set_faults(&mut self, faults: Faults) -> Result<(), EmulatorError> {
+        self.update_faults(|f| {
+            *f = faults;
+            Ok(true)
+        })
+        .map(|_| ())
+    }
+
+    /// Sets one fault (replacing one of its kind) and saves it.
+    pub fn set_fault(&mut self, spec: FaultSpec) -> Result<(), EmulatorError> {
+        self.update_faults(|f| {
+            f.set(spec);
+            Ok(true)
+        })
+        .map(|_| ())
+    }
+
+    /// Clears faults by name ([`Faults::clear`]) and saves; returns whether any was set.
+    pub fn clear_fault(&mut self, name: &str) -> Result<bool, EmulatorError> {
+        self.update_faults(|f| f.clear(name))
+    }
+
+    /// Changes the faults with `change` and saves them when it reports a change; on a failed
+    /// save the old faults stay.
+    fn update_faults(
+        &mut self,
+        change: impl FnOnce(&mut Faults) -> Result<bool, EmulatorError>,
+    ) -> Result<bool, EmulatorError> {
+        let before = self.state.faults.clone();
+        let changed = change(&mut self.state.faults)?;
+        if let Err(e) = self.save() {
+            self.state.faults = before;
+            return Err(e);
+        }
+        Ok(changed)
+    }
+
+    /// How far a committed flash section goes before the FLASH op answers (not persisted; by
+    /// default [`FlashDurability::PageCache`]).
+    pub fn set_flash_durability(&mut self, durability: FlashDurability) {
+        self.flash.durability = durability;
+    }
+
+    /// Writes the state file.
+    pub(crate) fn save(&self) -> Result<(), EmulatorError> {
+        self.state.save(&self.dir.join(STATE_FILE))
+    }
+
+    /// Saves from a path that cannot return an error (a register write): a failure is logged.
+    pub(crate) fn save_or_log(&mut self) {
+        if let Err(e) = self.save() {
+            self.log(Event::StateSaveFailed { message: e.to_string() });
+        }
+    }
+
+    /// True when the adapter does not answer at all (faults `gone`, `power-lost`).
+    pub(crate) fn gone(&self) -> bool {
+        self.state.faults.unreachable()
+    }
+
+    /// The adapter loses power now: it stops answering until the next power cycle, and what the
+    /// firmware held in RAM (a staged flash section) is lost.
+    pub(crate) fn lose_power(&mut self) {
+        self.state.faults.power_lost = true;
+        self.staging.clear();
+        self.save_or_log();
+    }
+
+    // --- POST and versions ----------------------------------------------------------------------
+
+    /// The firmware's half of POST: checks the flash and rebuilds the running state (the next
+    /// profile becomes active, the booted section's version runs); what the firmware held in RAM
+    /// is lost, and so is a hang or UE of the firmware that ran before. Returns the outcome for
+    /// the semaphore walk. The caller saves.
+    pub(crate) fn boot(&mut self) -> BootOutcome {
+        self.state.faults.firmware_restarted();
+        let check = self.flash.boot_check();
+        self.state.runtime = Runtime::after_post(&self.state.nvram, self.state.identity.macs.len(), &check);
+        self.staging.clear();
+        self.log(Event::Boot { outcome: check.outcome });
+        check.outcome
+    }
+
+    /// What runs: the version the last POST booted ("" if POST failed).
+    pub(crate) fn running_version(&self) -> String {
+        self.state.runtime.running_version.clone().unwrap_or_default()
+    }
+
+    /// The flash directory now on flash.
+    pub(crate) fn flash_directory(&self) -> Option<FlashDirectory> {
+        self.flash.directory().map(|found| found.directory)
+    }
+
+    /// What is on flash now: `ver_data` of the 0xA0 entry.
+    pub(crate) fn stored_version(&self) -> Option<String> {
+        self.flash_directory()?.firmware_version()
+    }
+}
+
+/// A seed for a new adapter's identity: random per call (std's hasher keys are random).
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    h.write_u32(std::process::id());
+    h.finish()
+}

@@ -1,24 +1,22 @@
-//! [`EmuDma`]: a host DMA buffer of the emulated function, living in the model's IOVA table.
+//! [`EmuDma`]: a host DMA buffer of the emulated function, living in the IOVA table.
 
 use std::fmt;
-use std::sync::{Arc, Mutex};
 
 use oce_pci::{DmaBuffer, PciError, check_dma_range};
 
-use crate::device::model::Model;
-use crate::lock;
+use super::iova::IovaSpace;
 
-/// A DMA buffer allocated by [`crate::Emulator`]. The bytes live in the model's IOVA table, so
-/// the emulated firmware reaches them at [`DmaBuffer::iova`]; dropping the handle unmaps them.
+/// A DMA buffer allocated by [`crate::Emulator`]. The bytes live in the IOVA table, so the
+/// emulated device reaches them at [`DmaBuffer::iova`]; dropping the handle unmaps them.
 pub struct EmuDma {
-    model: Arc<Mutex<Model>>,
+    space: IovaSpace,
     iova: u64,
     len: usize,
 }
 
 impl EmuDma {
-    pub(crate) fn new(model: Arc<Mutex<Model>>, iova: u64, len: usize) -> Self {
-        Self { model, iova, len }
+    pub(super) fn new(space: IovaSpace, iova: u64, len: usize) -> Self {
+        Self { space, iova, len }
     }
 }
 
@@ -39,16 +37,16 @@ impl DmaBuffer for EmuDma {
 
     fn write_at(&self, off: usize, src: &[u8]) -> Result<(), PciError> {
         check_dma_range(off, src.len(), self.len)?;
-        let mut model = lock(&self.model);
-        let buf = model.iova.buffer_mut(self.iova).ok_or(PciError::DmaOutOfBounds { off, len: src.len(), size: 0 })?;
+        let mut table = self.space.table();
+        let buf = table.buffer_mut(self.iova).ok_or(PciError::DmaOutOfBounds { off, len: src.len(), size: 0 })?;
         buf[off..off + src.len()].copy_from_slice(src);
         Ok(())
     }
 
     fn read_at(&self, off: usize, dst: &mut [u8]) -> Result<(), PciError> {
         check_dma_range(off, dst.len(), self.len)?;
-        let model = lock(&self.model);
-        let buf = model.iova.buffer(self.iova).ok_or(PciError::DmaOutOfBounds { off, len: dst.len(), size: 0 })?;
+        let table = self.space.table();
+        let buf = table.buffer(self.iova).ok_or(PciError::DmaOutOfBounds { off, len: dst.len(), size: 0 })?;
         dst.copy_from_slice(&buf[off..off + dst.len()]);
         Ok(())
     }
@@ -56,6 +54,6 @@ impl DmaBuffer for EmuDma {
 
 impl Drop for EmuDma {
     fn drop(&mut self) {
-        lock(&self.model).iova.unmap(self.iova);
+        self.space.table().unmap(self.iova);
     }
 }

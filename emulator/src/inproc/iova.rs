@@ -1,18 +1,21 @@
-//! The IOVA table: host DMA buffers as the emulated device sees them, by bus address.
+//! The IOVA table: host DMA buffers as the emulated device sees them, by bus address, and
+//! [`IovaSpace`], the table as the device's [`DmaSpace`].
 //!
 //! Every buffer the host gets from [`crate::Emulator`]'s `alloc_dma` is registered here, and the
-//! emulated firmware reaches host memory only through [`IovaTable::read`] and
-//! [`IovaTable::write`]. An address that is not inside one mapped buffer is a DMA fault, exactly
-//! as an IOMMU would report it: a host that encodes a doorbell address wrongly, or frees a buffer
-//! the device still uses, fails here.
+//! device reaches host memory only through [`IovaSpace`]'s reads and writes (copies, never a
+//! reference). An address that is not inside one mapped buffer is a DMA fault, exactly as an
+//! IOMMU would report it: a host that encodes a doorbell address wrongly, or frees a buffer the
+//! device still uses, fails here.
 //!
 //! Addresses are handed out by a bump allocator and never reused, so a freed buffer's range stays
 //! unmapped for the life of the model. Placement is deliberately awkward
 //! ([`crate::assumptions::IOVA_BASE`], [`crate::assumptions::IOVA_SKEW`]).
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::assumptions::{IOVA_BASE, IOVA_GUARD, IOVA_PAGE, IOVA_SKEW, MAX_DMA_ALLOC};
+use crate::device::{DmaFault, DmaSpace};
 
 /// Why an allocation was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,16 +26,6 @@ pub(crate) enum AllocRefused {
     TooLarge,
     /// The address space is used up (would need ~2^64 bytes of allocations).
     Exhausted,
-}
-
-/// A DMA buffer lent to the device by [`IovaTable::take`].
-#[derive(Debug)]
-pub(crate) struct LentBuffer {
-    start: u64,
-    /// Offset of the requested address inside `bytes`.
-    pub(crate) off: usize,
-    /// The whole buffer.
-    pub(crate) bytes: Vec<u8>,
 }
 
 /// The mapped DMA buffers.
@@ -80,21 +73,8 @@ impl IovaTable {
         (off.checked_add(len)? <= buf.len()).then_some((start, off))
     }
 
-    /// True when `iova..iova + len` lies inside one mapped buffer.
-    pub(crate) fn contains(&self, iova: u64, len: usize) -> bool {
-        self.locate(iova, len).is_some()
-    }
-
-    /// The start of a mapped buffer that begins strictly inside `iova + 1 ..= iova + 15`: the
-    /// signature of a host whose mailbox was not 16-byte aligned.
-    pub(crate) fn buffer_starting_just_above(&self, iova: u64) -> Option<u64> {
-        let lo = iova.checked_add(1)?;
-        let hi = iova.saturating_add(15);
-        self.regions.range(lo..=hi).next().map(|(&start, _)| start)
-    }
-
     /// Device read: copies `dst.len()` bytes at `iova` out of host memory.
-    pub(crate) fn read(&self, iova: u64, dst: &mut [u8]) -> bool {
+    fn read(&self, iova: u64, dst: &mut [u8]) -> bool {
         match self.locate(iova, dst.len()) {
             Some((start, off)) => {
                 let buf = &self.regions[&start];
@@ -106,7 +86,7 @@ impl IovaTable {
     }
 
     /// Device write: copies `src` into host memory at `iova`.
-    pub(crate) fn write(&mut self, iova: u64, src: &[u8]) -> bool {
+    fn write(&mut self, iova: u64, src: &[u8]) -> bool {
         match self.locate(iova, src.len()) {
             Some((start, off)) => {
                 if let Some(buf) = self.regions.get_mut(&start) {
@@ -118,20 +98,6 @@ impl IovaTable {
         }
     }
 
-    /// Lends the device the buffer holding `iova..iova + len` without copying it: the buffer
-    /// leaves the table (so nothing else can reach it) until [`IovaTable::restore`] puts it
-    /// back. Returns it with the offset of `iova` inside it.
-    pub(crate) fn take(&mut self, iova: u64, len: usize) -> Option<LentBuffer> {
-        let (start, off) = self.locate(iova, len)?;
-        let bytes = self.regions.remove(&start)?;
-        Some(LentBuffer { start, off, bytes })
-    }
-
-    /// Puts a lent buffer back at its address.
-    pub(crate) fn restore(&mut self, lent: LentBuffer) {
-        self.regions.insert(lent.start, lent.bytes);
-    }
-
     /// Host access to its own buffer (the `DmaBuffer` side): `off` is relative to the buffer.
     pub(crate) fn buffer(&self, iova: u64) -> Option<&[u8]> {
         self.regions.get(&iova).map(Vec::as_slice)
@@ -140,6 +106,29 @@ impl IovaTable {
     /// Mutable host access to its own buffer.
     pub(crate) fn buffer_mut(&mut self, iova: u64) -> Option<&mut [u8]> {
         self.regions.get_mut(&iova).map(Vec::as_mut_slice)
+    }
+}
+
+/// The IOVA table shared between the host's buffers ([`super::EmuDma`]) and the device, which
+/// reaches it as its [`DmaSpace`]. Clones share one table.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct IovaSpace(Arc<Mutex<IovaTable>>);
+
+impl IovaSpace {
+    /// The table; a panic in another thread while it held the lock does not make it unusable
+    /// (its state is plain data, and every method leaves it consistent).
+    pub(crate) fn table(&self) -> MutexGuard<'_, IovaTable> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl DmaSpace for IovaSpace {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), DmaFault> {
+        if self.table().read(addr, buf) { Ok(()) } else { Err(DmaFault { addr, len: buf.len() }) }
+    }
+
+    fn write(&self, addr: u64, data: &[u8]) -> Result<(), DmaFault> {
+        if self.table().write(addr, data) { Ok(()) } else { Err(DmaFault { addr, len: data.len() }) }
     }
 }
 
@@ -158,7 +147,7 @@ mod tests {
         t.unmap(a);
         let c = t.map(288).unwrap();
         assert_ne!(c, a);
-        assert!(!t.contains(a, 1));
+        assert!(!t.read(a, &mut [0; 1]));
     }
 
     #[test]
@@ -167,26 +156,22 @@ mod tests {
         let a = t.map(16).unwrap();
         assert!(t.write(a + 8, &[1; 8]));
         assert!(!t.write(a + 9, &[1; 8]));
-        assert!(!t.contains(a - 1, 2));
+        assert!(!t.read(a - 1, &mut [0; 2]));
         let mut out = [0u8; 8];
         assert!(t.read(a + 8, &mut out));
         assert_eq!(out, [1; 8]);
         assert!(!t.read(u64::MAX - 2, &mut out));
-        assert_eq!(t.buffer_starting_just_above(a & !0xF), Some(a));
-        assert_eq!(t.buffer_starting_just_above(a), None);
     }
 
     #[test]
-    fn a_lent_buffer_is_unreachable_until_restored() {
-        let mut t = IovaTable::default();
-        let a = t.map(64).unwrap();
-        assert!(t.take(a + 60, 8).is_none(), "the range must fit");
-        let mut lent = t.take(a + 16, 8).unwrap();
-        assert_eq!((lent.off, lent.bytes.len()), (16, 64));
-        assert!(!t.contains(a, 1));
-        lent.bytes[16] = 7;
-        t.restore(lent);
-        assert_eq!(t.buffer(a).unwrap()[16], 7);
+    fn the_space_reports_faults_with_the_access() {
+        let space = IovaSpace::default();
+        let a = space.table().map(16).unwrap();
+        assert_eq!(space.write(a, &[7; 16]), Ok(()));
+        let mut out = [0u8; 17];
+        assert_eq!(space.read(a, &mut out), Err(DmaFault { addr: a, len: 17 }));
+        assert_eq!(space.read(a, &mut out[..16]), Ok(()));
+        assert_eq!(out[..16], [7; 16]);
     }
 
     #[test]

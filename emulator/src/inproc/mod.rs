@@ -1,8 +1,9 @@
-//! The in-process front end: [`Emulator`], the `oce_pci::PciFunction` the host stack runs
-//! against in the same process, with its IOVA table standing in for host memory.
+//! The in-process front end: [`Emulator`], the `oce_pci::PciFunction` the host stack runs against
+//! in the same process — a [`Device`] whose DMA space is an IOVA table of the host's own buffers
+//! ([`EmuDma`]) and whose interrupt lines go nowhere (the host polls).
 
 mod dma;
-pub(crate) mod iova;
+mod iova;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -14,59 +15,44 @@ use oce_pci::{ConfigSpace, PciError, PciFunction, RegisterIo};
 pub use dma::EmuDma;
 
 use crate::assumptions;
-use crate::device::config;
 use crate::device::timing::Timing;
-use crate::error::{self, EmulatorError};
+use crate::device::{Device, NoInterrupt, config};
+use crate::error::EmulatorError;
 use crate::events::Event;
 use crate::faults::{FaultSpec, Faults};
 use crate::firmware::flash::FlashDurability;
+use crate::firmware::{CreateOptions, Firmware};
 use crate::function::FunctionType;
 use crate::info::EmulatorInfo;
+use iova::{AllocRefused, IovaSpace};
 
-use crate::assumptions::FACTORY_FIRMWARE_VERSION;
-use crate::device::model::Model;
-use crate::firmware::flash::Flash;
-use crate::firmware::state::{FLASH_FILE, STATE_FILE, StateFile};
-use crate::inproc::iova::AllocRefused;
+/// The device as the in-process front end builds it.
+type InprocDevice = Device<IovaSpace, NoInterrupt>;
 
-/// Locks the model; a panic in another thread while it held the lock does not make the model
+/// Locks the device; a panic in another thread while it held the lock does not make the device
 /// unusable (its state is plain data, and every method leaves it consistent).
-pub(crate) fn lock(model: &Mutex<Model>) -> MutexGuard<'_, Model> {
-    model.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// How [`Emulator::create_with`] makes a new adapter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CreateOptions {
-    /// The serial number and MACs derive from it (equal seeds give equal identities).
-    pub seed: u64,
-    /// PF or VF.
-    pub function: FunctionType,
-}
-
-impl Default for CreateOptions {
-    /// A PF with a random seed (a different identity every time).
-    fn default() -> Self {
-        Self { seed: random_seed(), function: FunctionType::Pf }
-    }
+fn lock(device: &Mutex<InprocDevice>) -> MutexGuard<'_, InprocDevice> {
+    device.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// An emulated OCe14000 function. A cheap, cloneable handle: clones share one adapter.
 #[derive(Clone)]
 pub struct Emulator {
     config: EmuConfig,
+    /// The host memory the device reaches (also inside the device, as its DMA space).
+    memory: IovaSpace,
 }
 
 /// The emulated function's configuration space ([`PciFunction::config`]).
 #[derive(Clone)]
 pub struct EmuConfig {
-    model: Arc<Mutex<Model>>,
+    device: Arc<Mutex<InprocDevice>>,
 }
 
 /// A mapped BAR of the emulated function ([`PciFunction::map_bar`]).
 #[derive(Clone)]
 pub struct EmuBar {
-    model: Arc<Mutex<Model>>,
+    device: Arc<Mutex<InprocDevice>>,
     bar: u8,
 }
 
@@ -75,12 +61,7 @@ impl Emulator {
     /// would be for a second process talking to a real adapter), nothing is re-read beyond the
     /// small JSON file, and the flash file is only mapped.
     pub fn open(dir: &Path) -> Result<Self, EmulatorError> {
-        if !dir.is_dir() {
-            return Err(EmulatorError::NoStateDirectory { dir: dir.to_path_buf() });
-        }
-        let state = StateFile::load(&dir.join(STATE_FILE))?;
-        let flash = Flash::open(&dir.join(FLASH_FILE), state.runtime.flash_directory_offset)?;
-        Ok(Self::from_model(Model::running(dir.to_path_buf(), state, flash)))
+        Firmware::open(dir).map(Self::from_firmware)
     }
 
     /// Creates a factory-fresh adapter in `dir` (made if missing): factory firmware on flash, NIC
@@ -98,115 +79,96 @@ impl Emulator {
     /// [`Emulator::create`] with explicit options: the identity seed, and whether the state
     /// directory models the PF or a VF (persisted in `state.json`).
     pub fn create_with(dir: &Path, options: CreateOptions) -> Result<Self, EmulatorError> {
-        std::fs::create_dir_all(dir).map_err(error::io_err(dir))?;
-        for name in [STATE_FILE, FLASH_FILE] {
-            let path = dir.join(name);
-            if path.exists() {
-                return Err(EmulatorError::AlreadyExists { path });
-            }
-        }
-        let payload = oce_firmware::build::ImageBuilder::new(FACTORY_FIRMWARE_VERSION).build_flash()?;
-        let flash = Flash::create(&dir.join(FLASH_FILE), &payload)?;
-        let state = StateFile::factory(options.seed, options.function, &flash.boot_check());
-        // state.json is written last: its presence marks a complete state directory.
-        state.save(&dir.join(STATE_FILE))?;
-        Ok(Self::from_model(Model::running(dir.to_path_buf(), state, flash)))
+        Firmware::create_with(dir, options).map(Self::from_firmware)
     }
 
     /// Opens the adapter in `dir`, creating a factory-fresh one if `dir` holds no state yet. A
     /// directory with only part of the state is an error, not a reason to start over.
     pub fn open_or_create(dir: &Path) -> Result<Self, EmulatorError> {
-        let fresh = !dir.join(STATE_FILE).exists() && !dir.join(FLASH_FILE).exists();
-        if fresh { Self::create(dir) } else { Self::open(dir) }
+        Firmware::open_or_create(dir).map(Self::from_firmware)
     }
 
-    fn from_model(model: Model) -> Self {
-        Self { config: EmuConfig { model: Arc::new(Mutex::new(model)) } }
+    fn from_firmware(firmware: Firmware) -> Self {
+        let memory = IovaSpace::default();
+        let device = Device::new(firmware, memory.clone(), NoInterrupt);
+        Self { config: EmuConfig { device: Arc::new(Mutex::new(device)) }, memory }
     }
 
-    fn model(&self) -> MutexGuard<'_, Model> {
-        lock(&self.config.model)
+    fn device(&self) -> MutexGuard<'_, InprocDevice> {
+        lock(&self.config.device)
     }
 
     /// The state directory.
     pub fn state_dir(&self) -> PathBuf {
-        self.model().dir.clone()
+        self.device().firmware().state_dir().to_path_buf()
     }
 
     /// PF or VF.
     pub fn function(&self) -> FunctionType {
-        self.model().function()
+        self.device().function()
     }
 
     /// Replaces the clock the firmware's real-time delays (`slow`, `slow-flash` faults) are
     /// measured on: give it the host's `ManualClock` and a test drives them without sleeping.
     pub fn set_clock(&self, clock: Arc<dyn Clock>) {
-        self.model().clock = clock;
+        self.device().set_clock(clock);
     }
 
     /// Cold boot: the running state is rebuilt (the next-boot profile becomes active, the
     /// firmware on flash runs, beacons go off) and POST starts again from 0x0000.
     pub fn power_cycle(&self) -> Result<(), EmulatorError> {
-        self.model().power_cycle()
+        self.device().power_cycle()
     }
 
     /// Everything the adapter has logged so far (oldest first).
     pub fn events(&self) -> Vec<Event> {
-        self.model().events.snapshot()
+        self.device().firmware().events()
     }
 
     /// How many old events the bounded log has dropped.
     pub fn dropped_events(&self) -> u64 {
-        self.model().events.dropped()
+        self.device().firmware().dropped_events()
     }
 
     /// Returns and clears the event log.
     pub fn take_events(&self) -> Vec<Event> {
-        self.model().events.take()
+        self.device().firmware_mut().take_events()
     }
 
     /// The busy periods, in register reads.
     pub fn timing(&self) -> Timing {
-        self.model().timing()
+        self.device().timing()
     }
 
     /// Changes the busy periods (for tests; not persisted).
     pub fn set_timing(&self, timing: Timing) {
-        self.model().set_timing(timing);
+        self.device().set_timing(timing);
     }
 
     /// How far a committed flash section goes before the FLASH op answers (not persisted; by
     /// default [`FlashDurability::PageCache`]).
     pub fn set_flash_durability(&self, durability: FlashDurability) {
-        self.model().flash.durability = durability;
+        self.device().firmware_mut().set_flash_durability(durability);
     }
 
     /// The faults now set.
     pub fn faults(&self) -> Faults {
-        self.model().state.faults.clone()
+        self.device().firmware().faults().clone()
     }
 
     /// Replaces the fault set and saves it in the state file.
     pub fn set_faults(&self, faults: Faults) -> Result<(), EmulatorError> {
-        self.update_faults(|f| {
-            *f = faults;
-            Ok(true)
-        })
-        .map(|_| ())
+        self.device().firmware_mut().set_faults(faults)
     }
 
     /// Sets one fault (replacing one of its kind) and saves it.
     pub fn set_fault(&self, spec: FaultSpec) -> Result<(), EmulatorError> {
-        self.update_faults(|f| {
-            f.set(spec);
-            Ok(true)
-        })
-        .map(|_| ())
+        self.device().firmware_mut().set_fault(spec)
     }
 
     /// Clears faults by name ([`Faults::clear`]) and saves; returns whether any was set.
     pub fn clear_fault(&self, name: &str) -> Result<bool, EmulatorError> {
-        self.update_faults(|f| f.clear(name))
+        self.device().firmware_mut().clear_fault(name)
     }
 
     /// Clears every fault and saves.
@@ -214,25 +176,9 @@ impl Emulator {
         self.set_faults(Faults::default())
     }
 
-    /// Changes the faults with `change` and saves them when it reports a change; on a failed
-    /// save the old faults stay.
-    fn update_faults(
-        &self,
-        change: impl FnOnce(&mut Faults) -> Result<bool, EmulatorError>,
-    ) -> Result<bool, EmulatorError> {
-        let mut model = self.model();
-        let before = model.state.faults.clone();
-        let changed = change(&mut model.state.faults)?;
-        if let Err(e) = model.save() {
-            model.state.faults = before;
-            return Err(e);
-        }
-        Ok(changed)
-    }
-
     /// A snapshot of the adapter for display (`ocetool emulator show`).
     pub fn info(&self) -> EmulatorInfo {
-        EmulatorInfo::of(&self.model())
+        self.device().info()
     }
 }
 
@@ -259,25 +205,29 @@ impl ConfigSpace for EmuConfig {
         if !config::valid_offset(off) {
             return Err(PciError::ConfigOffset { off });
         }
-        Ok(lock(&self.model).config_read(off))
+        let mut bytes = [0u8; 4];
+        lock(&self.device).read_config(off, &mut bytes);
+        Ok(u32::from_le_bytes(bytes))
     }
 
     fn write32(&self, off: u16, value: u32) -> Result<(), PciError> {
         if !config::valid_offset(off) {
             return Err(PciError::ConfigOffset { off });
         }
-        lock(&self.model).config_write(off, value);
+        lock(&self.device).write_config(off, &value.to_le_bytes());
         Ok(())
     }
 }
 
 impl RegisterIo for EmuBar {
     fn read32(&self, off: u32) -> u32 {
-        lock(&self.model).bar_read(self.bar, off)
+        let mut bytes = [0u8; 4];
+        lock(&self.device).read_bar(self.bar, off.into(), &mut bytes);
+        u32::from_le_bytes(bytes)
     }
 
     fn write32(&self, off: u32, value: u32) {
-        lock(&self.model).bar_write(self.bar, off, value);
+        lock(&self.device).write_bar(self.bar, off.into(), &value.to_le_bytes());
     }
 }
 
@@ -291,15 +241,15 @@ impl PciFunction for Emulator {
     }
 
     fn map_bar(&self, bar: u8, min_len: u64) -> Result<EmuBar, PciError> {
-        let len = self.function().bar_len(bar).ok_or(PciError::NoSuchBar { bar })?;
+        let len = self.device().bar_len(bar).ok_or(PciError::NoSuchBar { bar })?;
         if min_len > len {
             return Err(PciError::BarTooSmall { bar, len, needed: min_len });
         }
-        Ok(EmuBar { model: Arc::clone(&self.config.model), bar })
+        Ok(EmuBar { device: Arc::clone(&self.config.device), bar })
     }
 
     fn alloc_dma(&self, len: usize) -> Result<EmuDma, PciError> {
-        let iova = self.model().iova.map(len).map_err(|refused| PciError::DmaAlloc {
+        let iova = self.memory.table().map(len).map_err(|refused| PciError::DmaAlloc {
             len,
             reason: match refused {
                 AllocRefused::Empty => "a zero-length buffer".to_owned(),
@@ -309,15 +259,6 @@ impl PciFunction for Emulator {
                 AllocRefused::Exhausted => "the emulated IOVA space is used up".to_owned(),
             },
         })?;
-        Ok(EmuDma::new(Arc::clone(&self.config.model), iova, len))
+        Ok(EmuDma::new(self.memory.clone(), iova, len))
     }
-}
-
-/// A seed for a new adapter's identity: random per call (std's hasher keys are random).
-fn random_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
-    h.write_u32(std::process::id());
-    h.finish()
 }

@@ -7,7 +7,6 @@ use oce_mailbox::commands::{
     CntlAttributes, FirmwareConfig, FnPrivileges, FunctionCaps, FunctionReset, FwVersion, GetCntlAttributes,
     GetFnPrivileges, GetFwVersion, QueryFirmwareConfig, UlpResources,
 };
-use oce_mailbox::header::RequestHeader;
 use oce_mailbox::status::CompletionStatus;
 
 use crate::assumptions::{
@@ -15,36 +14,32 @@ use crate::assumptions::{
     SUBSYSTEM_VENDOR_ID,
 };
 use crate::device::config::VENDOR_ID;
-use crate::device::model::Model;
+use crate::firmware::{Context, Firmware};
 
 /// FUNCTION_RESET resets the calling function's firmware state: queues, interfaces and MACs a
 /// previous driver created (spec/protocol.md §5.4). The emulator models none of those (only the
 /// bootstrap mailbox), so there is nothing to clear; port-level state (beacon, link) is kept.
-pub(super) fn function_reset(_: &mut Model, _: &RequestHeader, _: FunctionReset) -> Result<Empty, CompletionStatus> {
+pub(crate) fn function_reset(_: &mut Firmware, _: &Context, _: FunctionReset) -> Result<Empty, CompletionStatus> {
     Ok(Empty)
 }
 
 /// GET_FW_VERSION: the running version (what the last POST booted) and the on-flash version
 /// (`ver_data` of the 0xA0 entry now on flash) (spec/protocol.md §5.1, design.md §6).
-pub(super) fn get_fw_version(
-    model: &mut Model,
-    _: &RequestHeader,
-    _: GetFwVersion,
-) -> Result<FwVersion, CompletionStatus> {
-    Ok(FwVersion { running: model.running_version(), on_flash: model.stored_version().unwrap_or_default() })
+pub(crate) fn get_fw_version(fw: &mut Firmware, _: &Context, _: GetFwVersion) -> Result<FwVersion, CompletionStatus> {
+    Ok(FwVersion { running: fw.running_version(), on_flash: fw.stored_version().unwrap_or_default() })
 }
 
 /// GET_CNTL_ATTRIBUTES: identity, versions and PCI identity (spec/protocol.md §5.2). Versions of
 /// the other sections (boot code, PXE ROM, NC-SI) come from the directory on flash.
-pub(super) fn get_cntl_attributes(
-    model: &mut Model,
-    _: &RequestHeader,
+pub(crate) fn get_cntl_attributes(
+    fw: &mut Firmware,
+    cx: &Context,
     _: GetCntlAttributes,
 ) -> Result<CntlAttributes, CompletionStatus> {
-    let directory = model.flash_directory();
+    let directory = fw.flash_directory();
     let section = |ty| directory.as_ref().and_then(|d| d.entry(ty)).map(SectionEntry::version).unwrap_or_default();
     let stored = section(ImageType::FirmwareIscsi);
-    let identity = &model.state.identity;
+    let identity = &fw.state.identity;
     let ports = identity.macs.len();
     let first_mac = identity.macs.first().map_or([0; 6], |m| m.0);
     let mut uid = [0u8; 8];
@@ -56,18 +51,18 @@ pub(super) fn get_cntl_attributes(
         model_number: identity.model.clone(),
         description: DESCRIPTION.to_owned(),
         serial_number: CntlAttributes::serial_from_str(&identity.serial),
-        firmware_version: model.running_version(),
+        firmware_version: fw.running_version(),
         bios_version: section(ImageType::OptionRomPxe),
         redboot_version: section(ImageType::BootCode),
         fw_on_flash_version: stored,
         asic_revision: ASIC_REVISION,
         hba_port_count: ports as u8,
         phy_port: PF_NUM,
-        firmware_post_status: model.semaphore(),
+        firmware_post_status: cx.semaphore,
         hba_mtu: std::array::from_fn(|i| if i < ports { HBA_MTU } else { 0 }),
         asic_generation: (ASIC_ID >> 8) as u8,
         pci_vendor_id: VENDOR_ID,
-        pci_device_id: model.function().device_id(),
+        pci_device_id: fw.function().device_id(),
         pci_sub_vendor_id: SUBSYSTEM_VENDOR_ID,
         pci_sub_system_id: SUBSYSTEM_ID,
         pci_function_number: PF_NUM,
@@ -79,12 +74,12 @@ pub(super) fn get_cntl_attributes(
 /// QUERY_FIRMWARE_CONFIG: `function_mode` of the active profile (0x2 NIC, 0x6 NIC+RDMA), the
 /// ASIC revision, port 0, and ULP 0 carrying the same mode with the NIC queue count
 /// (spec/protocol.md §5.3, design.md §6).
-pub(super) fn query_firmware_config(
-    model: &mut Model,
-    _: &RequestHeader,
+pub(crate) fn query_firmware_config(
+    fw: &mut Firmware,
+    _: &Context,
     _: QueryFirmwareConfig,
 ) -> Result<FirmwareConfig, CompletionStatus> {
-    let active = &model.state.runtime.active;
+    let active = &fw.state.runtime.active;
     let mode = active.function_mode();
     let ulp0 = UlpResources { ulp_mode: mode, nic_wq_tot: u32::from(active.nic.txq_count), ..UlpResources::default() };
     Ok(FirmwareConfig {
@@ -99,10 +94,10 @@ pub(super) fn query_firmware_config(
 
 /// GET_FN_PRIVILEGES: the PF holds every privilege (0x7FF), a VF the default one (0x1)
 /// (spec/protocol.md §5.19, §8 item 6).
-pub(super) fn get_fn_privileges(
-    model: &mut Model,
-    _: &RequestHeader,
+pub(crate) fn get_fn_privileges(
+    fw: &mut Firmware,
+    _: &Context,
     _: GetFnPrivileges,
 ) -> Result<FnPrivileges, CompletionStatus> {
-    Ok(FnPrivileges(model.function().privileges()))
+    Ok(FnPrivileges(fw.function().privileges()))
 }

@@ -19,36 +19,32 @@ use oce_mailbox::header::{HEADER_LEN, RequestHeader};
 use oce_mailbox::status::{AdditionalStatus, BaseStatus, CompletionStatus};
 use oce_mailbox::wire::{Reader, Wire};
 
-use super::{Reply, check_header, illegal_field};
+use super::illegal_field;
 use crate::assumptions::{ADDL_FLASH_SAVE_FAILED, STATUS_BAD_LENGTH};
-use crate::device::mailbox::base;
-use crate::device::model::Model;
 use crate::events::Event;
 use crate::faults::FaultSpec;
+use crate::firmware::dispatch::{Reply, check_header};
 use crate::firmware::flash::Chunk;
+use crate::firmware::{Context, Firmware};
 
 /// READ_FLASHROM REPORT: the CRC trailer stored at the end of a region, read back from flash
 /// (the emulator returns stored bytes; it does not recompute anything, design.md §6).
-pub(super) fn read_flashrom(
-    model: &mut Model,
-    _: &RequestHeader,
-    req: ReadFlashrom,
-) -> Result<FlashCrc, CompletionStatus> {
+pub(crate) fn read_flashrom(fw: &mut Firmware, _: &Context, req: ReadFlashrom) -> Result<FlashCrc, CompletionStatus> {
     if req.op_code != FlashromOp::Report || req.data_buf_size != crc::TRAILER_LEN as u32 {
         return Err(illegal_field());
     }
     let address = match req.op_type {
-        FlashOpType::OffsetSpecified if model.state.faults.no_offset_mode => return Err(illegal_field()),
+        FlashOpType::OffsetSpecified if fw.state.faults.no_offset_mode => return Err(illegal_field()),
         FlashOpType::OffsetSpecified => u64::from(req.offset),
         op_type => {
-            let (start, size) = model.flash.region(op_type.raw()).ok_or_else(illegal_field)?;
+            let (start, size) = fw.flash.region(op_type.raw()).ok_or_else(illegal_field)?;
             if u64::from(req.offset) + crc::TRAILER_LEN as u64 > size {
                 return Err(illegal_field());
             }
             start + u64::from(req.offset)
         }
     };
-    let bytes = model.flash.read(address, crc::TRAILER_LEN).ok_or_else(illegal_field)?;
+    let bytes = fw.flash.read(address, crc::TRAILER_LEN).ok_or_else(illegal_field)?;
     let mut trailer = [0u8; crc::TRAILER_LEN];
     trailer.copy_from_slice(bytes);
     Ok(FlashCrc(trailer))
@@ -58,19 +54,20 @@ pub(super) fn read_flashrom(
 /// (`flashrom_params` @16, the layout READ_FLASHROM shares, ufi-firmware.md §3.2) through the
 /// shared codec, the chunk as a slice of the host's buffer — so the chunk is copied once, into
 /// the staging buffer. A refused chunk drops the staged section.
-pub(super) fn write_flashrom(model: &mut Model, hdr: &RequestHeader, buf: &[u8]) -> Reply {
+pub(crate) fn write_flashrom(fw: &mut Firmware, hdr: &RequestHeader, buf: &[u8]) -> Reply {
     check_header::<WriteFlashrom<'static>>(hdr)?;
-    chunk_faults(model)?;
-    let result = write_chunk(model, hdr, buf);
+    chunk_faults(fw)?;
+    let result = write_chunk(fw, hdr, buf);
     if result.is_err() {
-        model.staging.clear();
+        fw.staging.clear();
     }
     result.map(|()| Vec::new())
 }
 
 /// Stages the chunk in `buf`, and commits the section when it is the FLASH op.
-fn write_chunk(model: &mut Model, hdr: &RequestHeader, buf: &[u8]) -> Result<(), CompletionStatus> {
-    let params = ReadFlashrom::decode(&mut Reader::at(buf, HEADER_LEN)).map_err(|_| base(STATUS_BAD_LENGTH))?;
+fn write_chunk(fw: &mut Firmware, hdr: &RequestHeader, buf: &[u8]) -> Result<(), CompletionStatus> {
+    let params = ReadFlashrom::decode(&mut Reader::at(buf, HEADER_LEN))
+        .map_err(|_| CompletionStatus::from(STATUS_BAD_LENGTH))?;
     let len = params.data_buf_size as usize;
     if len > WriteFlashrom::CHUNK {
         return Err(illegal_field());
@@ -78,9 +75,12 @@ fn write_chunk(model: &mut Model, hdr: &RequestHeader, buf: &[u8]) -> Result<(),
     // The chunk must lie inside the request the header declares.
     let declared = HEADER_LEN.saturating_add(hdr.request_length as usize).min(buf.len());
     let end = WriteFlashrom::DATA_OFFSET + len;
-    let data = buf.get(WriteFlashrom::DATA_OFFSET..end).filter(|_| end <= declared).ok_or(base(STATUS_BAD_LENGTH))?;
+    let data = buf
+        .get(WriteFlashrom::DATA_OFFSET..end)
+        .filter(|_| end <= declared)
+        .ok_or(CompletionStatus::from(STATUS_BAD_LENGTH))?;
     let at = match params.op_type {
-        FlashOpType::OffsetSpecified if model.state.faults.no_offset_mode => return Err(illegal_field()),
+        FlashOpType::OffsetSpecified if fw.state.faults.no_offset_mode => return Err(illegal_field()),
         FlashOpType::OffsetSpecified => Chunk::Offset(u64::from(params.offset)),
         op_type => Chunk::OpType(op_type.raw()),
     };
@@ -89,40 +89,40 @@ fn write_chunk(model: &mut Model, hdr: &RequestHeader, buf: &[u8]) -> Result<(),
         FlashromOp::Flash => true,
         _ => return Err(illegal_field()),
     };
-    let flash = &model.flash;
-    model.staging.stage(at, data, |op_type| flash.region(op_type)).map_err(|_| illegal_field())?;
-    if commit { commit_section(model) } else { Ok(()) }
+    let flash = &fw.flash;
+    fw.staging.stage(at, data, |op_type| flash.region(op_type)).map_err(|_| illegal_field())?;
+    if commit { commit_section(fw) } else { Ok(()) }
 }
 
 /// The FLASH op: checks the staged section's CRC trailer (design.md §6), then writes it to
 /// flash and flushes it before answering. The staging is dropped either way.
-fn commit_section(model: &mut Model) -> Result<(), CompletionStatus> {
+fn commit_section(fw: &mut Firmware) -> Result<(), CompletionStatus> {
     enum Outcome {
         Written { offset: usize, len: usize },
         Refused,
         CrcMismatch,
         WriteFailed(String),
     }
-    let outcome = match model.staging.section() {
+    let outcome = match fw.staging.section() {
         Err(_) => Outcome::Refused,
         Ok((start, section)) if crc::check_section(section).is_some_and(|c| c.is_ok()) => {
-            match model.flash.write(start, section) {
+            match fw.flash.write(start, section) {
                 Ok(()) => Outcome::Written { offset: start, len: section.len() },
                 Err(e) => Outcome::WriteFailed(e.to_string()),
             }
         }
         Ok(_) => Outcome::CrcMismatch,
     };
-    model.staging.clear();
+    fw.staging.clear();
     match outcome {
         Outcome::Written { offset, len } => {
-            model.log(Event::FlashCommitted { offset: offset as u64, len: len as u64 });
+            fw.log(Event::FlashCommitted { offset: offset as u64, len: len as u64 });
             Ok(())
         }
         Outcome::Refused => Err(illegal_field()),
         Outcome::CrcMismatch => Err(failed(AdditionalStatus::FlashImageCrcMismatch)),
         Outcome::WriteFailed(message) => {
-            model.log(Event::StateSaveFailed { message });
+            fw.log(Event::StateSaveFailed { message });
             Err(failed(AdditionalStatus::None))
         }
     }
@@ -136,8 +136,8 @@ fn failed(additional: AdditionalStatus) -> CompletionStatus {
 /// The chunk-counting flash faults, checked for every WRITE_FLASHROM the firmware receives:
 /// `power-loss-at` (the adapter dies now, the chunk is lost) and `flash-fail-at` (the chunk fails
 /// with MGMT_FLASHROM_SAVE_FAILED and stages nothing). Their countdowns are saved as they move.
-fn chunk_faults(model: &mut Model) -> Result<(), CompletionStatus> {
-    let faults = &mut model.state.faults;
+fn chunk_faults(fw: &mut Firmware) -> Result<(), CompletionStatus> {
+    let faults = &mut fw.state.faults;
     if faults.power_loss_at.is_none() && faults.flash_fail_at.is_none() {
         return Ok(());
     }
@@ -159,18 +159,18 @@ fn chunk_faults(model: &mut Model) -> Result<(), CompletionStatus> {
     }
     match fired {
         Some(fault @ FaultSpec::PowerLossAt { .. }) => {
-            model.log(Event::FaultTriggered { fault });
-            model.lose_power();
+            fw.log(Event::FaultTriggered { fault });
+            fw.lose_power();
             Err(failed(AdditionalStatus::None))
         }
         Some(fault) => {
-            model.log(Event::FaultTriggered { fault });
-            model.staging.clear();
-            model.save_or_log();
+            fw.log(Event::FaultTriggered { fault });
+            fw.staging.clear();
+            fw.save_or_log();
             Err(failed(AdditionalStatus::from_raw(ADDL_FLASH_SAVE_FAILED)))
         }
         None => {
-            model.save_or_log();
+            fw.save_or_log();
             Ok(())
         }
     }

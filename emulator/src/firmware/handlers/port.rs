@@ -9,40 +9,38 @@ use oce_mailbox::commands::{
     BeaconState, EnableDisableBeacon, GetBeaconState, GetMacList, GetPhyDetails, GetPortName, LinkStatus,
     LinkStatusQuery, MacList, MacSpeed, PhyDetails, PhyInterface, PhySpeeds, PortName,
 };
-use oce_mailbox::header::RequestHeader;
 use oce_mailbox::status::{BaseStatus, CompletionStatus};
 
 use super::illegal_field;
 use crate::assumptions::{
     LINK_SPEED_10MBPS, LINK_SPEED_CODE, MAC_DUPLEX, PHY_INTERFACE_TYPE, PHY_SPEEDS, PHY_TYPE, PORT_NAMES,
 };
-use crate::device::mailbox::base;
-use crate::device::model::Model;
+use crate::firmware::{Context, Firmware};
 
 /// The port the PF's own commands are about.
-fn own_port(model: &Model) -> usize {
-    usize::from(model.state.runtime.active.nic.link_param)
+fn own_port(fw: &Firmware) -> usize {
+    usize::from(fw.state.runtime.active.nic.link_param)
 }
 
 /// GET_MAC_LIST: one true MAC, the port's permanent address (spec/protocol.md §5.6).
-pub(super) fn get_mac_list(model: &mut Model, _: &RequestHeader, _: GetMacList) -> Result<MacList, CompletionStatus> {
-    let mac = model.state.identity.macs.get(own_port(model)).ok_or_else(illegal_field)?;
+pub(crate) fn get_mac_list(fw: &mut Firmware, _: &Context, _: GetMacList) -> Result<MacList, CompletionStatus> {
+    let mac = fw.state.identity.macs.get(own_port(fw)).ok_or_else(illegal_field)?;
     Ok(MacList::single(mac.0))
 }
 
 /// GET_PORT_NAME v1: one character per physical port (spec/protocol.md §5.10).
-pub(super) fn get_port_name(_: &mut Model, _: &RequestHeader, _: GetPortName) -> Result<PortName, CompletionStatus> {
+pub(crate) fn get_port_name(_: &mut Firmware, _: &Context, _: GetPortName) -> Result<PortName, CompletionStatus> {
     Ok(PortName { names: PORT_NAMES })
 }
 
 /// LINK_STATUS_QUERY v1: link up, 10 Gb/s (spec/protocol.md §5.16, §8 item 6).
-pub(super) fn link_status_query(
-    model: &mut Model,
-    _: &RequestHeader,
+pub(crate) fn link_status_query(
+    fw: &mut Firmware,
+    _: &Context,
     _: LinkStatusQuery,
 ) -> Result<LinkStatus, CompletionStatus> {
     Ok(LinkStatus {
-        physical_port: own_port(model) as u8,
+        physical_port: own_port(fw) as u8,
         mac_duplex: MAC_DUPLEX,
         mac_speed: MacSpeed::from_raw(LINK_SPEED_CODE),
         mac_fault: 0,
@@ -54,11 +52,7 @@ pub(super) fn link_status_query(
 }
 
 /// GET_PHY_DETAILS: an SFP+ 10G PHY supporting 1G and 10G (spec/protocol.md §5.11).
-pub(super) fn get_phy_details(
-    _: &mut Model,
-    _: &RequestHeader,
-    _: GetPhyDetails,
-) -> Result<PhyDetails, CompletionStatus> {
+pub(crate) fn get_phy_details(_: &mut Firmware, _: &Context, _: GetPhyDetails) -> Result<PhyDetails, CompletionStatus> {
     Ok(PhyDetails {
         phy_type: PHY_TYPE,
         interface_type: PhyInterface::from_raw(PHY_INTERFACE_TYPE),
@@ -70,21 +64,21 @@ pub(super) fn get_phy_details(
 }
 
 /// GET_BEACON_STATE: whether the port's identification LED blinks (spec/protocol.md §5.12).
-pub(super) fn get_beacon_state(
-    model: &mut Model,
-    _: &RequestHeader,
+pub(crate) fn get_beacon_state(
+    fw: &mut Firmware,
+    _: &Context,
     req: GetBeaconState,
 ) -> Result<BeaconState, CompletionStatus> {
-    let on = *model.state.runtime.beacon.get(usize::from(req.port_num)).ok_or_else(illegal_field)?;
+    let on = *fw.state.runtime.beacon.get(usize::from(req.port_num)).ok_or_else(illegal_field)?;
     Ok(BeaconState { state: if on { BeaconState::ENABLED } else { BeaconState::DISABLED } })
 }
 
 /// ENABLE_DISABLE_BEACON: switches the port's LED on (1) or off (0); other states and ports are
 /// ILLEGAL_FIELD. The durations are ignored (their semantics are not public); the state lasts
 /// until changed or until the next POST, and is saved so the next process sees it.
-pub(super) fn enable_disable_beacon(
-    model: &mut Model,
-    _: &RequestHeader,
+pub(crate) fn enable_disable_beacon(
+    fw: &mut Firmware,
+    _: &Context,
     req: EnableDisableBeacon,
 ) -> Result<Empty, CompletionStatus> {
     let on = match req.beacon_state {
@@ -93,11 +87,11 @@ pub(super) fn enable_disable_beacon(
         _ => return Err(illegal_field()),
     };
     let port = usize::from(req.port_num);
-    let slot = model.state.runtime.beacon.get_mut(port).ok_or_else(illegal_field)?;
+    let slot = fw.state.runtime.beacon.get_mut(port).ok_or_else(illegal_field)?;
     let before = std::mem::replace(slot, on);
-    if before != on && model.save().is_err() {
-        model.state.runtime.beacon[port] = before;
-        return Err(base(BaseStatus::Failed.raw()));
+    if before != on && fw.save().is_err() {
+        fw.state.runtime.beacon[port] = before;
+        return Err(BaseStatus::Failed.into());
     }
     Ok(Empty)
 }

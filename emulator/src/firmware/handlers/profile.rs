@@ -9,41 +9,39 @@ use oce_mailbox::commands::{
     GetProfileList, NicDescriptor, PcieDescriptor, PortDescriptor, ProfileConfig, ProfileList, ProfileListEntry,
     ProfileSelector, ResourceDescriptor, SetActiveProfile, SetProfileConfig,
 };
-use oce_mailbox::header::RequestHeader;
 use oce_mailbox::status::{BaseStatus, CompletionStatus};
 
 use super::illegal_field;
 use crate::assumptions::{PF_NUM, PROFILES};
-use crate::device::mailbox::base;
-use crate::device::model::Model;
 use crate::firmware::profiles::{FunctionConfig, definition};
+use crate::firmware::{Context, Firmware};
 
 /// GET_FUNC_CONFIG v1: the function's own NIC v1 descriptor, from the active profile
 /// (spec/protocol.md §5.7, §8 item 6).
-pub(super) fn get_func_config(
-    model: &mut Model,
-    _: &RequestHeader,
+pub(crate) fn get_func_config(
+    fw: &mut Firmware,
+    _: &Context,
     _: GetFuncConfig,
 ) -> Result<FuncConfig, CompletionStatus> {
-    Ok(FuncConfig { descriptors: vec![ResourceDescriptor::Nic(model.state.runtime.active.nic_descriptor())] })
+    Ok(FuncConfig { descriptors: vec![ResourceDescriptor::Nic(fw.state.runtime.active.nic_descriptor())] })
 }
 
 /// GET_ACTIVE_PROFILE: the running profile and the one the next POST activates.
-pub(super) fn get_active_profile(
-    model: &mut Model,
-    _: &RequestHeader,
+pub(crate) fn get_active_profile(
+    fw: &mut Firmware,
+    _: &Context,
     _: GetActiveProfile,
 ) -> Result<ActiveProfile, CompletionStatus> {
     Ok(ActiveProfile {
-        active: u16::from(model.state.runtime.active_profile),
-        next: u16::from(model.state.nvram.next_profile),
+        active: u16::from(fw.state.runtime.active_profile),
+        next: u16::from(fw.state.nvram.next_profile),
     })
 }
 
 /// GET_PROFILE_LIST: the profiles from `start_index` on, each with its list index.
-pub(super) fn get_profile_list(
-    _: &mut Model,
-    _: &RequestHeader,
+pub(crate) fn get_profile_list(
+    _: &mut Firmware,
+    _: &Context,
     req: GetProfileList,
 ) -> Result<ProfileList, CompletionStatus> {
     let entries = PROFILES
@@ -64,12 +62,12 @@ pub(super) fn get_profile_list(
 /// with QUERY_MODIFIABLE, which fields may change (all ones = modifiable; see
 /// [`crate::assumptions`]). An unknown ID, an ACTIVE query for a profile that does not run, or a
 /// selector other than SAVED / ACTIVE is ILLEGAL_FIELD.
-pub(super) fn get_profile_config(
-    model: &mut Model,
-    _: &RequestHeader,
+pub(crate) fn get_profile_config(
+    fw: &mut Firmware,
+    _: &Context,
     req: GetProfileConfig,
 ) -> Result<ProfileConfig, CompletionStatus> {
-    let state = &model.state;
+    let state = &fw.state;
     if req.profile_id != 0 && definition(req.profile_id).is_none() {
         return Err(illegal_field());
     }
@@ -82,7 +80,7 @@ pub(super) fn get_profile_config(
         }
         ProfileSelector::Saved => {
             let id = if req.profile_id == 0 { state.nvram.next_profile } else { req.profile_id };
-            *state.nvram.saved.get(&id).ok_or_else(|| base(BaseStatus::Failed.raw()))?
+            *state.nvram.saved.get(&id).ok_or(CompletionStatus::from(BaseStatus::Failed))?
         }
         _ => return Err(illegal_field()),
     };
@@ -108,16 +106,16 @@ fn modifiable(config: &FunctionConfig) -> Vec<ResourceDescriptor> {
 /// SET_ACTIVE_PROFILE: makes `profile_id` the next-boot profile, saved to NVRAM; it becomes
 /// active at the next POST (design.md §6). An unknown ID is ILLEGAL_FIELD. The `fd` flag's
 /// meaning is not public (spec §5.9) and is ignored.
-pub(super) fn set_active_profile(
-    model: &mut Model,
-    _: &RequestHeader,
+pub(crate) fn set_active_profile(
+    fw: &mut Firmware,
+    _: &Context,
     req: SetActiveProfile,
 ) -> Result<Empty, CompletionStatus> {
     definition(req.profile_id).ok_or_else(illegal_field)?;
-    let before = std::mem::replace(&mut model.state.nvram.next_profile, req.profile_id);
-    if before != req.profile_id && model.save().is_err() {
-        model.state.nvram.next_profile = before;
-        return Err(base(BaseStatus::Failed.raw()));
+    let before = std::mem::replace(&mut fw.state.nvram.next_profile, req.profile_id);
+    if before != req.profile_id && fw.save().is_err() {
+        fw.state.nvram.next_profile = before;
+        return Err(BaseStatus::Failed.into());
     }
     Ok(Empty)
 }
@@ -131,12 +129,12 @@ pub(super) fn set_active_profile(
 /// set and the target is active. Every descriptor is checked before anything changes; a rejected
 /// one ([`FunctionConfig::apply`]) or an unknown ID is ILLEGAL_FIELD. be2net's unload pair
 /// (PCIe + VF-template NIC, IMM | NOSV, num_vfs 0) is accepted and changes no profile.
-pub(super) fn set_profile_config(
-    model: &mut Model,
-    _: &RequestHeader,
+pub(crate) fn set_profile_config(
+    fw: &mut Firmware,
+    _: &Context,
     req: SetProfileConfig,
 ) -> Result<Empty, CompletionStatus> {
-    let state = &model.state;
+    let state = &fw.state;
     let target = if req.profile_id == 0 { state.runtime.active_profile } else { req.profile_id };
     let mut saved = *state.nvram.saved.get(&target).ok_or_else(illegal_field)?;
     let is_active = target == state.runtime.active_profile;
@@ -154,15 +152,15 @@ pub(super) fn set_profile_config(
             running.apply(descriptor).map_err(|_| illegal_field())?;
         }
     }
-    let before = (model.state.nvram.saved.insert(target, saved), model.state.runtime.active);
-    model.state.runtime.active = running;
+    let before = (fw.state.nvram.saved.insert(target, saved), fw.state.runtime.active);
+    fw.state.runtime.active = running;
     let changed = before.0 != Some(saved) || before.1 != running;
-    if changed && model.save().is_err() {
+    if changed && fw.save().is_err() {
         if let Some(old) = before.0 {
-            model.state.nvram.saved.insert(target, old);
+            fw.state.nvram.saved.insert(target, old);
         }
-        model.state.runtime.active = before.1;
-        return Err(base(BaseStatus::Failed.raw()));
+        fw.state.runtime.active = before.1;
+        return Err(BaseStatus::Failed.into());
     }
     Ok(Empty)
 }

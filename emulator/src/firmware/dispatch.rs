@@ -1,0 +1,137 @@
+//! The command dispatcher: (subsystem, opcode, version) → handler, with the request decoded and
+//! the response encoded by the command types of `oce_mailbox::commands` (the host and the
+//! emulator share one codec; nothing is re-encoded by hand here).
+//!
+//! Unknown opcodes and unsupported versions answer ILLEGAL_REQUEST (2), as the real firmware
+//! does (spec/protocol.md §3.5, §8 item 8). On a VF, the adapter-wide commands of
+//! [`VF_REFUSED_OPCODES`] answer UNAUTHORIZED_REQUEST (5).
+
+use oce_mailbox::command::{Command, decode_request};
+use oce_mailbox::commands::{
+    EnableDisableBeacon, FunctionReset, GetActiveProfile, GetBeaconState, GetCntlAttributes, GetFnPrivileges,
+    GetFuncConfig, GetFwVersion, GetMacList, GetPhyDetails, GetPortName, GetProfileConfig, GetProfileList,
+    LinkStatusQuery, QueryFirmwareConfig, ReadFlashrom, SetActiveProfile, SetProfileConfig, WriteFlashrom,
+};
+use oce_mailbox::header::{HEADER_LEN, RequestHeader, Subsystem};
+use oce_mailbox::status::{BaseStatus, CompletionStatus};
+use oce_mailbox::wire::{Wire, Writer};
+
+use super::handlers::{device, flashrom, illegal_request, port, profile, unauthorized};
+use super::{Context, Firmware};
+use crate::assumptions::{STATUS_BAD_LENGTH, STATUS_NO_SUCH_DOMAIN, VF_REFUSED_OPCODES};
+
+/// A handler's answer: the encoded response body, or a failure status.
+pub(crate) type Reply = Result<Vec<u8>, CompletionStatus>;
+
+/// Largest response body a handler may produce (GET_FUNC_CONFIG's buffer is 23 252 bytes).
+const MAX_RESPONSE_BODY: usize = 64 << 10;
+
+impl Firmware {
+    /// Runs the command in `buf` (header already decoded as `hdr`).
+    pub(crate) fn dispatch(&mut self, cx: &Context, hdr: &RequestHeader, buf: &[u8]) -> Reply {
+        if hdr.subsystem != Subsystem::Common {
+            return Err(illegal_request());
+        }
+        if self.function().is_vf() && VF_REFUSED_OPCODES.contains(&hdr.opcode) {
+            return Err(unauthorized());
+        }
+        match hdr.opcode {
+            LinkStatusQuery::OPCODE => run(self, cx, hdr, buf, port::link_status_query),
+            GetCntlAttributes::OPCODE => run(self, cx, hdr, buf, device::get_cntl_attributes),
+            GetFwVersion::OPCODE => run(self, cx, hdr, buf, device::get_fw_version),
+            QueryFirmwareConfig::OPCODE => run(self, cx, hdr, buf, device::query_firmware_config),
+            FunctionReset::OPCODE => run(self, cx, hdr, buf, device::function_reset),
+            EnableDisableBeacon::OPCODE => run(self, cx, hdr, buf, port::enable_disable_beacon),
+            GetBeaconState::OPCODE => run(self, cx, hdr, buf, port::get_beacon_state),
+            GetPortName::OPCODE => run(self, cx, hdr, buf, port::get_port_name),
+            GetPhyDetails::OPCODE => run(self, cx, hdr, buf, port::get_phy_details),
+            GetMacList::OPCODE => run(self, cx, hdr, buf, port::get_mac_list),
+            GetFuncConfig::OPCODE => run(self, cx, hdr, buf, profile::get_func_config),
+            GetProfileConfig::OPCODE => run(self, cx, hdr, buf, profile::get_profile_config),
+            SetProfileConfig::OPCODE => run(self, cx, hdr, buf, profile::set_profile_config),
+            GetProfileList::OPCODE => run(self, cx, hdr, buf, profile::get_profile_list),
+            GetActiveProfile::OPCODE => run(self, cx, hdr, buf, profile::get_active_profile),
+            SetActiveProfile::OPCODE => run(self, cx, hdr, buf, profile::set_active_profile),
+            GetFnPrivileges::OPCODE => run(self, cx, hdr, buf, device::get_fn_privileges),
+            ReadFlashrom::OPCODE => run(self, cx, hdr, buf, flashrom::read_flashrom),
+            WriteFlashrom::OPCODE => flashrom::write_flashrom(self, hdr, buf),
+            _ => Err(illegal_request()),
+        }
+    }
+}
+
+/// A handler for command `C`.
+type Handler<C> = fn(&mut Firmware, &Context, C) -> Result<<C as Command>::Response, CompletionStatus>;
+
+/// Checks that `hdr` asks for the version of `C` the firmware implements, for this function.
+pub(super) fn check_header<C: Command>(hdr: &RequestHeader) -> Result<(), CompletionStatus> {
+    if hdr.version != C::VERSION {
+        return Err(illegal_request());
+    }
+    if hdr.domain != 0 {
+        return Err(STATUS_NO_SUCH_DOMAIN.into());
+    }
+    Ok(())
+}
+
+/// Checks the header, decodes `C`'s request, runs `handler`, encodes the response.
+fn run<C: Command>(fw: &mut Firmware, cx: &Context, hdr: &RequestHeader, buf: &[u8], handler: Handler<C>) -> Reply {
+    check_header::<C>(hdr)?;
+    let (_, request) = decode_request::<C>(buf).map_err(|_| CompletionStatus::from(STATUS_BAD_LENGTH))?;
+    let response = handler(fw, cx, request)?;
+    encode_body(&response, C::LEN)
+}
+
+/// Encodes a response body as it sits at byte 16 of the command buffer (decoders and encoders
+/// use absolute offsets) and returns the body bytes.
+///
+/// The body is encoded into a zeroed buffer of the command's own length (`C::LEN`, sized by the
+/// drivers for the response) and, only when it does not fit there, again into one of
+/// [`MAX_RESPONSE_BODY`], so a response too long for the host's buffer still reports its full
+/// length. Both give the same bytes; the first spares every command a 64 KiB zeroed allocation.
+fn encode_body<T: Wire>(value: &T, command_len: usize) -> Reply {
+    let first = command_len.saturating_sub(HEADER_LEN).min(MAX_RESPONSE_BODY);
+    for capacity in [first, MAX_RESPONSE_BODY] {
+        let mut buf = vec![0u8; HEADER_LEN + capacity];
+        let mut w = Writer::at(&mut buf, HEADER_LEN);
+        if value.encode(&mut w).is_ok() {
+            let end = w.position();
+            return Ok(buf[HEADER_LEN..end].to_vec());
+        }
+    }
+    Err(BaseStatus::Failed.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use oce_mailbox::wire::{Reader, WireError};
+
+    use super::*;
+
+    /// A body of `len` bytes counting up from 1, after a gap the encoding leaves unwritten.
+    struct Body {
+        gap: usize,
+        len: usize,
+    }
+
+    impl Wire for Body {
+        fn encode(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
+            w.seek("gap", HEADER_LEN + self.gap)?;
+            (0..self.len).try_for_each(|i| w.u8("byte", (i % 251) as u8 + 1))
+        }
+        fn decode(r: &mut Reader<'_>) -> Result<Self, WireError> {
+            Ok(Self { gap: 0, len: r.remaining() })
+        }
+    }
+
+    #[test]
+    fn bodies_longer_than_the_command_buffer_keep_their_full_length() {
+        let fits = encode_body(&Body { gap: 4, len: 8 }, HEADER_LEN + 12).unwrap();
+        assert_eq!(fits, [0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8], "a gap reads as zeros");
+        let long = encode_body(&Body { gap: 0, len: 1000 }, HEADER_LEN + 12).unwrap();
+        assert_eq!(long.len(), 1000);
+        assert_eq!(long[999], (999 % 251) as u8 + 1);
+        let too_long = encode_body(&Body { gap: 0, len: MAX_RESPONSE_BODY + 1 }, HEADER_LEN + 12);
+        assert_eq!(too_long, Err(BaseStatus::Failed.into()));
+    }
+}

@@ -134,10 +134,16 @@ pub const ONLINE: [u32; 2] = [0x7FFF_FFFF, 0x0000_FFFF];
 // BARs and DMA (spec/protocol.md §2.1: "BAR sizes are not stated anywhere")
 // ---------------------------------------------------------------------------------------------
 
-/// BAR0 (pcicfg) length. **Assumed**: BAR0 is modelled as a memory-mapped view of the 4 KiB
-/// configuration space, which is what "offsets within the pcicfg mapping = config-space offsets"
-/// (spec §2.5) suggests.
+/// BAR0 (pcicfg) length in the polled shape ([`crate::device::Shape::Polled`]). **Assumed**:
+/// BAR0 is modelled as a memory-mapped view of the 4 KiB configuration space, which is what
+/// "offsets within the pcicfg mapping = config-space offsets" (spec §2.5) suggests.
 pub const BAR0_LEN: u64 = 0x1000;
+/// BAR0 length in the PCI Express shape ([`crate::device::Shape::Express`]), PF and VF alike:
+/// the 4 KiB pcicfg shadow (a VF's doorbell page and shadow), then the MSI-X table and PBA.
+/// **GUESS** (spec/be2net-driver.md §7): no public `lspci -vv` of an OCe14000 gives its BAR
+/// sizes; be2net maps BAR0 whole and reads only offsets below 0x100 there, and BAR2 stays free
+/// for ocrdma's DPP region.
+pub const EXPRESS_BAR0_LEN: u64 = 0x4000;
 /// BAR4 (doorbells) length. **Assumed** 64 KiB: the mailbox at 0x160 plus room for the 4 KiB
 /// RoCE doorbell pages ocrdma uses (spec §2.2), of which the emulator models none.
 pub const BAR4_LEN: u64 = 0x1_0000;
@@ -166,6 +172,42 @@ pub const MAX_DMA_ALLOC: usize = 16 << 20;
 /// Largest non-embedded command buffer the emulated firmware will read through an SGE. Larger
 /// SGE lengths answer [`STATUS_SGE_TOO_LONG`] without touching host memory.
 pub const MAX_NON_EMBEDDED_LEN: usize = 1 << 20;
+
+// ---------------------------------------------------------------------------------------------
+// The PCI Express face: capabilities and MSI-X (spec/be2net-driver.md §1, §5.1, §7)
+// ---------------------------------------------------------------------------------------------
+
+/// Where the MSI-X capability sits in configuration space, right after power management (0x40,
+/// whose PMCSR at 0x44 is be2net's `PCICFG_PM_CONTROL_OFFSET`, a fact). **GUESS**: any free
+/// dword-aligned spot between the vendor registers (0x58–0x5F, 0x94–0xB7, 0xFC) would do.
+pub const MSIX_CAP_OFFSET: u16 = 0x48;
+/// Where the PCI Express capability (60 bytes, version 2) sits: the free range after
+/// PCICFG_ONLINE1 (0xB4), ending before INT_CTRL (0xFC). **GUESS**, like [`MSIX_CAP_OFFSET`].
+/// The capability list is PM (0x40) → MSI-X → PCI Express; there are no extended capabilities
+/// (no AER: be2net's `pci_enable_pcie_error_reporting` failing is harmless, be2net-driver.md §1).
+pub const PCIE_CAP_OFFSET: u16 = 0xB8;
+/// MSI-X vectors (table entries). be2net and ocrdma together need at least 2 (ocrdma attaches
+/// only with 2 or more granted); be2net's own `msix_entries[32]` is the most any case uses, so 32
+/// covers every configuration (be2net-driver.md §5.1). The real table size is not public.
+pub const MSIX_VECTORS: u16 = 32;
+/// Offset of the MSI-X table in BAR0 (BIR 0). **GUESS** (be2net-driver.md §7): after the 4 KiB
+/// pcicfg shadow and, on a VF, its shadow at 0x1000; 4 KiB aligned so a VMM can trap or map the
+/// page on its own.
+pub const MSIX_TABLE_OFFSET: u32 = 0x2000;
+/// Offset of the MSI-X PBA in BAR0 (BIR 0), on its own 4 KiB page. **GUESS**, as the table.
+pub const MSIX_PBA_OFFSET: u32 = 0x3000;
+/// PCI Express Device Capabilities: Max_Payload_Size supported 512 bytes (010b, bits 2:0),
+/// role-based error reporting (bit 15, required since PCIe 1.1) and Function-Level Reset (bit
+/// 28). The payload size is a **GUESS**; FLR is advertised so a guest kernel (and vfio-pci) resets
+/// the function the way vfio-user's DEVICE_RESET does ([`crate::device::Device::reset`]); whether
+/// Skyhawk offers FLR is not public.
+pub const PCIE_DEVICE_CAPABILITIES: u32 = 0b010 | (1 << 15) | (1 << 28);
+/// PCI Express link: 8 GT/s (speed code 3) × 8 lanes, the "PCIe 3.0 x8" OneConnect OCe14000
+/// boards are sold as; no spec file states it, so **GUESS**. Reported as capability and as the
+/// negotiated link (the emulated link always trains at its best).
+pub const PCIE_LINK_SPEED: u32 = 3;
+/// See [`PCIE_LINK_SPEED`].
+pub const PCIE_LINK_WIDTH: u32 = 8;
 
 // ---------------------------------------------------------------------------------------------
 // Timing, counted in register reads (never wall-clock time)

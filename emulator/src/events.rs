@@ -64,6 +64,9 @@ pub enum Event {
     },
     /// A chip soft reset was requested (pcicfg 0x5C bit 7); POST restarts.
     ChipReset,
+    /// The function was reset (vfio-user DEVICE_RESET, or Initiate FLR in the PCI Express
+    /// capability): its registers went back to power-on values; the firmware kept running.
+    FunctionReset,
     /// The adapter was power-cycled; POST restarts.
     PowerCycle,
     /// The boot decided at POST: which firmware section runs, or that POST failed.

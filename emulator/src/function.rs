@@ -15,7 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::assumptions::{BAR0_LEN, BAR4_LEN, PF_PRIVILEGES, SLI_INTF_PF, SLI_INTF_VF, VF_BAR0_LEN, VF_PRIVILEGES};
+use crate::assumptions::{PF_PRIVILEGES, SLI_INTF_PF, SLI_INTF_VF, VF_PRIVILEGES};
 
 /// Skyhawk PF device ID (spec/protocol.md §1.1).
 #[doc(alias = "OC_DEVICE_ID5")]
@@ -72,19 +72,6 @@ impl FunctionType {
             Self::Vf => "vf",
         }
     }
-
-    /// The memory BARs the function has, with their lengths.
-    pub(crate) fn bars(self) -> &'static [(u8, u64)] {
-        match self {
-            Self::Pf => &[(0, BAR0_LEN), (4, BAR4_LEN)],
-            Self::Vf => &[(0, VF_BAR0_LEN)],
-        }
-    }
-
-    /// Length of memory BAR `bar`, if the function has it.
-    pub(crate) fn bar_len(self, bar: u8) -> Option<u64> {
-        self.bars().iter().find(|(b, _)| *b == bar).map(|&(_, len)| len)
-    }
 }
 
 #[cfg(test)]
@@ -96,7 +83,5 @@ mod tests {
         let (pf, vf) = (FunctionType::Pf, FunctionType::Vf);
         assert_eq!((pf.device_id(), pf.sli_intf(), pf.privileges()), (0x0720, 0xC000_0F40, 0x7FF));
         assert_eq!((vf.device_id(), vf.sli_intf(), vf.privileges()), (0x0728, 0xC000_1F41, 0x1));
-        assert_eq!((pf.bar_len(0), pf.bar_len(4), pf.bar_len(2)), (Some(0x1000), Some(0x1_0000), None));
-        assert_eq!((vf.bar_len(0), vf.bar_len(4)), (Some(0x2000), None));
     }
 }

@@ -8,6 +8,7 @@
 
 use oce_mailbox::regs::{AsicId, IntCtrl, SliIntf, SoftReset, UeStatus};
 
+use super::layout::{self, Shape};
 use crate::assumptions::{ASIC_ID, BAR_ADDRESSES, ONLINE, PCI_REVISION_ID, SUBSYSTEM_ID, SUBSYSTEM_VENDOR_ID};
 use crate::function::FunctionType;
 
@@ -54,10 +55,6 @@ const COMMAND_WRITABLE: u32 = (1 << 1) | (1 << 2) | (1 << 6) | (1 << 8) | (1 << 
 const STATUS_CAP_LIST: u32 = 1 << 4;
 /// BAR low-dword flags: memory, 64-bit (type 0b10), not prefetchable.
 const BAR_FLAGS_MEM64: u32 = 0b0100;
-/// PMC: PM specification version 3 (PCI PM 1.2), no PME support advertised.
-const PMC_VERSION_3: u32 = 0x0003;
-/// PMCSR writable bits: power state (1:0) and PME_En (8).
-const PMCSR_WRITABLE: u32 = 0x0103;
 /// Interrupt pin INTA#.
 const INTERRUPT_PIN_INTA: u32 = 1;
 
@@ -69,28 +66,27 @@ pub(crate) struct ConfigRegisters {
 }
 
 impl ConfigRegisters {
-    /// Configuration space of `function` as the emulated firmware presents it after power-on.
+    /// Configuration space of `function` in `shape` as the emulated firmware presents it after
+    /// power-on (or a function-level reset).
     ///
     /// A VF's BARs really live in its PF's SR-IOV capability; the emulator presents them as
     /// ordinary BAR registers, which is what a user of the VF through VFIO sees.
-    pub(crate) fn power_on(function: FunctionType) -> Self {
+    pub(crate) fn power_on(function: FunctionType, shape: Shape) -> Self {
         let mut regs = Self { values: Box::new([0; DWORDS]), writable: Box::new([0; DWORDS]) };
         regs.set(offsets::ID, (u32::from(function.device_id()) << 16) | u32::from(VENDOR_ID), 0);
         regs.set(offsets::COMMAND, STATUS_CAP_LIST << 16, COMMAND_WRITABLE);
         regs.set(offsets::CLASS_REV, (CLASS_ETHERNET << 8) | u32::from(PCI_REVISION_ID), 0);
         for (bar, addr) in BAR_ADDRESSES {
-            let Some(len) = function.bar_len(bar) else { continue };
+            let Some(len) = layout::bar_len(function, shape, bar) else { continue };
             let low = offsets::BAR0 + 4 * u16::from(bar);
             let size_mask = !(len - 1);
             regs.set(low, (addr as u32 & size_mask as u32) | BAR_FLAGS_MEM64, size_mask as u32 & !0xF);
             regs.set(low + 4, (addr >> 32) as u32, (size_mask >> 32) as u32);
         }
         regs.set(offsets::SUBSYSTEM, (u32::from(SUBSYSTEM_ID) << 16) | u32::from(SUBSYSTEM_VENDOR_ID), 0);
-        regs.set(offsets::CAP_PTR, u32::from(offsets::PM_CAP), 0);
-        regs.set(offsets::INTERRUPT, INTERRUPT_PIN_INTA << 8, 0xFF);
-        // PM capability: ID 0x01, next pointer 0 (end of list), PMC.
-        regs.set(offsets::PM_CAP, (PMC_VERSION_3 << 16) | 0x01, 0);
-        regs.set(offsets::PM_CONTROL, 0, PMCSR_WRITABLE);
+        let pin = if layout::has_intx(function, shape) { INTERRUPT_PIN_INTA } else { 0 };
+        regs.set(offsets::INTERRUPT, pin << 8, 0xFF);
+        regs.install_capabilities(shape);
         regs.set(SliIntf::OFFSET, function.sli_intf(), 0);
         regs.set(SoftReset::OFFSET as u16, 0, 0);
         regs.set(AsicId::OFFSET, ASIC_ID, 0);
@@ -102,7 +98,8 @@ impl ConfigRegisters {
         regs
     }
 
-    fn set(&mut self, off: u16, value: u32, writable: u32) {
+    /// Sets the dword at `off` and which of its bits software may write.
+    pub(crate) fn set(&mut self, off: u16, value: u32, writable: u32) {
         let i = usize::from(off / 4);
         self.values[i] = value;
         self.writable[i] = writable;
@@ -141,7 +138,7 @@ mod tests {
 
     #[test]
     fn identity_registers() {
-        let r = ConfigRegisters::power_on(FunctionType::Pf);
+        let r = ConfigRegisters::power_on(FunctionType::Pf, Shape::Polled);
         assert_eq!(r.read(offsets::ID), 0x0720_10DF);
         assert_eq!(r.read(offsets::SUBSYSTEM), 0xE702_10DF);
         assert_eq!(r.read(offsets::CLASS_REV) >> 8, 0x02_00_00);
@@ -151,7 +148,7 @@ mod tests {
 
     #[test]
     fn read_only_registers_ignore_writes() {
-        let mut r = ConfigRegisters::power_on(FunctionType::Pf);
+        let mut r = ConfigRegisters::power_on(FunctionType::Pf, Shape::Polled);
         for off in [offsets::ID, offsets::CLASS_REV, offsets::SUBSYSTEM, SliIntf::OFFSET, AsicId::OFFSET] {
             let before = r.read(off);
             r.write(off, !before);
@@ -161,7 +158,7 @@ mod tests {
 
     #[test]
     fn command_register_writes_only_its_implemented_bits() {
-        let mut r = ConfigRegisters::power_on(FunctionType::Pf);
+        let mut r = ConfigRegisters::power_on(FunctionType::Pf, Shape::Polled);
         r.write(offsets::COMMAND, 0xFFFF_FFFF);
         assert_eq!(r.read(offsets::COMMAND), (STATUS_CAP_LIST << 16) | COMMAND_WRITABLE);
         r.write(offsets::COMMAND, 0);
@@ -170,7 +167,7 @@ mod tests {
 
     #[test]
     fn bar_sizing_reads_back_the_size_mask() {
-        let mut r = ConfigRegisters::power_on(FunctionType::Pf);
+        let mut r = ConfigRegisters::power_on(FunctionType::Pf, Shape::Polled);
         r.write(offsets::BAR0, u32::MAX);
         assert_eq!(r.read(offsets::BAR0), !(BAR0_LEN as u32 - 1) | BAR_FLAGS_MEM64);
         r.write(offsets::BAR0 + 16, u32::MAX);
@@ -182,7 +179,7 @@ mod tests {
 
     #[test]
     fn a_vf_has_its_own_id_sli_intf_and_one_bar() {
-        let mut r = ConfigRegisters::power_on(FunctionType::Vf);
+        let mut r = ConfigRegisters::power_on(FunctionType::Vf, Shape::Polled);
         assert_eq!(r.read(offsets::ID), 0x0728_10DF);
         assert_eq!(r.read(SliIntf::OFFSET), 0xC000_1F41);
         r.write(offsets::BAR0, u32::MAX);
@@ -193,7 +190,7 @@ mod tests {
 
     #[test]
     fn int_ctrl_bit_29_is_the_only_writable_bit() {
-        let mut r = ConfigRegisters::power_on(FunctionType::Pf);
+        let mut r = ConfigRegisters::power_on(FunctionType::Pf, Shape::Polled);
         r.write(IntCtrl::OFFSET, u32::MAX);
         assert_eq!(r.read(IntCtrl::OFFSET), IntCtrl::HOSTINTR);
     }

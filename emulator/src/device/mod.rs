@@ -8,9 +8,10 @@
 //! puts it in a `Mutex` ([`crate::Emulator`] does).
 
 mod access;
-mod bars;
+mod capabilities;
 pub mod config;
 mod doorbell;
+mod layout;
 mod mailbox;
 mod post;
 mod seams;
@@ -19,8 +20,11 @@ pub(crate) mod timing;
 use std::sync::Arc;
 
 use oce_mailbox::regs::{MailboxDoorbell, Semaphore, SoftReset, UeStatus};
+
+use crate::assumptions::PCIE_CAP_OFFSET;
 use oce_mailbox::{Clock, SystemClock};
 
+pub use layout::{MsixLayout, Shape, TableOwner};
 pub use seams::{DmaFault, DmaSpace, Interrupt, NoInterrupt};
 
 use crate::error::EmulatorError;
@@ -29,9 +33,10 @@ use crate::firmware::{Context, Firmware};
 use crate::function::FunctionType;
 use crate::info::EmulatorInfo;
 use access::{bar_access_ok, lanes};
-use bars::BarRegister;
+use capabilities::pcie_cap;
 use config::{CONFIG_LEN, ConfigRegisters};
 use doorbell::MailboxDoorbellState;
+use layout::BarRegister;
 use mailbox::PendingCompletion;
 use post::PostWalk;
 use timing::Timing;
@@ -43,6 +48,7 @@ pub struct Device<D, I> {
     firmware: Firmware,
     dma: D,
     interrupt: I,
+    shape: Shape,
     config: ConfigRegisters,
     post: PostWalk,
     doorbell: MailboxDoorbellState,
@@ -56,16 +62,18 @@ pub struct Device<D, I> {
 }
 
 impl<D: DmaSpace, I: Interrupt> Device<D, I> {
-    /// The device of an adapter that is already running (POST over) with `firmware`, reaching
-    /// host memory through `dma` and raising interrupts on `interrupt`.
-    pub fn new(firmware: Firmware, dma: D, interrupt: I) -> Self {
+    /// The device of an adapter that is already running (POST over) with `firmware`, showing
+    /// `shape` on the bus, reaching host memory through `dma` and raising interrupts on
+    /// `interrupt`.
+    pub fn new(firmware: Firmware, dma: D, interrupt: I, shape: Shape) -> Self {
         let timing = Timing::default();
         Self {
             post: PostWalk::finished(firmware.boot_outcome()),
-            config: ConfigRegisters::power_on(firmware.function()),
+            config: ConfigRegisters::power_on(firmware.function(), shape),
             firmware,
             dma,
             interrupt,
+            shape,
             doorbell: MailboxDoorbellState::new(timing),
             pending: None,
             timing,
@@ -101,14 +109,32 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         self.firmware.function()
     }
 
-    /// Size of configuration space in bytes (PCI Express: 4 KiB).
+    /// The PCI face the device shows.
+    pub fn shape(&self) -> Shape {
+        self.shape
+    }
+
+    /// Size of configuration space in bytes (4 KiB, PCI Express configuration space, in every
+    /// shape).
     pub fn config_len(&self) -> usize {
         CONFIG_LEN
     }
 
-    /// Length of memory BAR `bar`, or `None` if the function does not implement it.
+    /// Length of memory BAR `bar` (0–5), or `None` if the function does not implement it. Every
+    /// BAR the device has is a 64-bit, non-prefetchable memory BAR.
     pub fn bar_len(&self, bar: u8) -> Option<u64> {
-        self.function().bar_len(bar)
+        layout::bar_len(self.function(), self.shape, bar)
+    }
+
+    /// Where the MSI-X table and PBA are and how many vectors there are; `None` in the polled
+    /// shape, which has no MSI-X.
+    pub fn msix(&self) -> Option<MsixLayout> {
+        layout::msix(self.shape)
+    }
+
+    /// True when the function has an INTx pin (INTA#).
+    pub fn has_intx(&self) -> bool {
+        layout::has_intx(self.function(), self.shape)
     }
 
     /// Replaces the clock the firmware's real-time delays (`slow`, `slow-flash` faults) are
@@ -196,6 +222,14 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
             }
             return;
         }
+        if self.msix().is_some()
+            && off == PCIE_CAP_OFFSET + pcie_cap::DEVICE_CONTROL
+            && value & lanes & pcie_cap::INITIATE_FLR != 0
+        {
+            // Initiate FLR reads 0; the rest of the write is overtaken by the reset.
+            self.reset();
+            return;
+        }
         self.config.write_masked(off, value, lanes);
     }
 
@@ -227,8 +261,8 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     }
 
     fn bar_dword_read(&mut self, bar: u8, dword: u64) -> u32 {
-        match bars::decode(self.function(), bar, dword) {
-            None => u32::MAX,
+        match layout::decode(self.function(), self.shape, bar, dword) {
+            None | Some(BarRegister::MsixTable(_) | BarRegister::MsixPba(_)) => u32::MAX,
             Some(BarRegister::Pcicfg(o)) => self.config_dword_read(o),
             Some(BarRegister::Doorbell(MailboxDoorbell::OFFSET)) => self.doorbell_read(),
             // Write-only doorbells read as zero.
@@ -237,7 +271,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     }
 
     fn bar_dword_write(&mut self, bar: u8, dword: u64, value: u32, lanes: u32) {
-        match bars::decode(self.function(), bar, dword) {
+        match layout::decode(self.function(), self.shape, bar, dword) {
             Some(BarRegister::Pcicfg(o)) => self.config_dword_write(o, value, lanes),
             // A doorbell is rung by a whole dword; part of one carries no command.
             Some(BarRegister::Doorbell(MailboxDoorbell::OFFSET)) if lanes == u32::MAX => self.doorbell_write(value),
@@ -248,6 +282,21 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     }
 
     // --- resets and POST -----------------------------------------------------------------------
+
+    /// Function-level reset, as vfio-user's DEVICE_RESET and PCI Express's Initiate FLR mean
+    /// it: configuration space back to its power-on values, the mailbox idle with nothing
+    /// latched and a held completion dropped. The adapter's firmware keeps running (no POST, the
+    /// profile, flash and staging stay): a function reset is not a chip reset. A device that is
+    /// gone ignores it.
+    pub fn reset(&mut self) {
+        if self.gone() {
+            return;
+        }
+        self.firmware.log(Event::FunctionReset);
+        self.config = ConfigRegisters::power_on(self.function(), self.shape);
+        self.doorbell.reset();
+        self.pending = None;
+    }
 
     /// Chip soft reset (pcicfg 0x5C bit 7): POST runs again; configuration space is kept.
     fn chip_reset(&mut self) {
@@ -261,7 +310,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     pub fn power_cycle(&mut self) -> Result<(), EmulatorError> {
         self.firmware.log(Event::PowerCycle);
         self.firmware.state.faults.power_lost = false;
-        self.config = ConfigRegisters::power_on(self.function());
+        self.config = ConfigRegisters::power_on(self.function(), self.shape);
         self.boot();
         self.firmware.save()
     }

@@ -1,6 +1,7 @@
 //! The in-process front end: [`Emulator`], the `oce_pci::PciFunction` the host stack runs against
-//! in the same process — a [`Device`] whose DMA space is an IOVA table of the host's own buffers
-//! ([`EmuDma`]) and whose interrupt lines go nowhere (the host polls).
+//! in the same process — a [`Device`] in the polled shape, whose DMA space is an IOVA table of the
+//! host's own buffers ([`EmuDma`]) and whose interrupt lines go nowhere (the host polls the
+//! mailbox, as ocetool does on real hardware).
 
 mod dma;
 mod iova;
@@ -16,7 +17,7 @@ pub use dma::EmuDma;
 
 use crate::assumptions;
 use crate::device::timing::Timing;
-use crate::device::{Device, NoInterrupt, config};
+use crate::device::{Device, NoInterrupt, Shape, config};
 use crate::error::EmulatorError;
 use crate::events::Event;
 use crate::faults::{FaultSpec, Faults};
@@ -90,7 +91,7 @@ impl Emulator {
 
     fn from_firmware(firmware: Firmware) -> Self {
         let memory = IovaSpace::default();
-        let device = Device::new(firmware, memory.clone(), NoInterrupt);
+        let device = Device::new(firmware, memory.clone(), NoInterrupt, Shape::Polled);
         Self { config: EmuConfig { device: Arc::new(Mutex::new(device)) }, memory }
     }
 

@@ -2,6 +2,7 @@
 //! [`Memory`] (a [`DmaSpace`] of a few regions, some read-only) and [`Recorder`] (an
 //! [`Interrupt`] that records every call).
 
+mod config;
 mod mailbox;
 
 use std::sync::Mutex;
@@ -11,7 +12,7 @@ use oce_mailbox::wire::{Reader, Wire, Writer};
 use oce_mailbox::wrb::{COMPLETION_LEN, Completion, MAILBOX_COMPLETION_OFFSET, WRB_LEN, Wrb};
 
 use super::timing::Timing;
-use super::{Device, DmaFault, DmaSpace, Interrupt};
+use super::{Device, DmaFault, DmaSpace, Interrupt, Shape, TableOwner};
 use crate::firmware::{CreateOptions, Firmware};
 use crate::function::FunctionType;
 
@@ -117,16 +118,21 @@ impl Interrupt for Recorder {
 /// The device under test, its state directory kept alive beside it.
 pub(super) type TestDevice = Device<Memory, Recorder>;
 
-/// A factory-fresh PF in a temporary directory, with busy periods of zero reads.
+/// The PCI Express shape with the table kept by the device.
+pub(super) const EXPRESS: Shape = Shape::Express { msix_table: TableOwner::Device };
+
+/// A factory-fresh PF in the PCI Express shape (device-owned MSI-X table) in a temporary
+/// directory, with busy periods of zero reads.
 pub(super) fn device() -> (tempfile::TempDir, TestDevice) {
-    device_of(FunctionType::Pf)
+    device_with(FunctionType::Pf, EXPRESS)
 }
 
-/// A factory-fresh `function` in a temporary directory, with busy periods of zero reads.
-pub(super) fn device_of(function: FunctionType) -> (tempfile::TempDir, TestDevice) {
+/// A factory-fresh `function` in `shape` in a temporary directory, with busy periods of zero
+/// reads.
+pub(super) fn device_with(function: FunctionType, shape: Shape) -> (tempfile::TempDir, TestDevice) {
     let dir = tempfile::tempdir().unwrap();
     let firmware = Firmware::create_with(&dir.path().join("emu"), CreateOptions { seed: 1, function }).unwrap();
-    let mut dev = Device::new(firmware, Memory::default(), Recorder::default());
+    let mut dev = Device::new(firmware, Memory::default(), Recorder::default(), shape);
     dev.set_timing(Timing { ready_delay: 0, exec_delay: 0, post_reads_per_stage: 1 });
     (dir, dev)
 }

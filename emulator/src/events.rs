@@ -88,11 +88,31 @@ pub enum Event {
         /// Its length in bytes.
         len: u64,
     },
+    /// An MSI-X vector the device raised was not sent (nor marked pending).
+    MsixBlocked {
+        /// The vector.
+        vector: u16,
+        /// Why not.
+        reason: MsixBlock,
+    },
     /// Saving the state directory failed; the running model carries on in memory.
     StateSaveFailed {
         /// What went wrong.
         message: String,
     },
+}
+
+/// Why an MSI-X vector was not sent (PCI Local Bus 3.0 §6.8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MsixBlock {
+    /// The device has no MSI-X capability (the polled shape).
+    NotImplemented,
+    /// The vector is past the end of the table.
+    NoSuchVector,
+    /// MSI-X Enable is clear.
+    Disabled,
+    /// Bus Master Enable is clear: the function may not send the message's memory write.
+    BusMasterOff,
 }
 
 /// The two signature WRBs.

@@ -51,6 +51,14 @@ pub mod offsets {
 /// Command register bits the device implements: memory space (1), bus master (2), parity error
 /// response (6), SERR# enable (8), INTx disable (10). I/O space (0) is hard-wired 0: no I/O BARs.
 const COMMAND_WRITABLE: u32 = (1 << 1) | (1 << 2) | (1 << 6) | (1 << 8) | (1 << 10);
+/// Command register bit 2: Bus Master Enable; without it the function may not send memory
+/// writes, MSI-X messages included (PCI Local Bus 3.0 §6.2.2, §6.8.3.5).
+pub(crate) const COMMAND_BUS_MASTER: u32 = 1 << 2;
+/// Command register bit 10: Interrupt Disable; set, the function may not assert INTx.
+pub(crate) const COMMAND_INTX_DISABLE: u32 = 1 << 10;
+/// Status register bit 3 (bit 19 of the dword at 0x04): Interrupt Status, the function's INTx
+/// state whatever Interrupt Disable says.
+pub(crate) const STATUS_INTERRUPT: u32 = 1 << 19;
 /// Status register bit 4: a capabilities list is present.
 const STATUS_CAP_LIST: u32 = 1 << 4;
 /// BAR low-dword flags: memory, 64-bit (type 0b10), not prefetchable.

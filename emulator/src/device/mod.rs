@@ -11,8 +11,10 @@ mod access;
 mod capabilities;
 pub mod config;
 mod doorbell;
+mod interrupts;
 mod layout;
 mod mailbox;
+mod msix;
 mod post;
 mod seams;
 pub(crate) mod timing;
@@ -20,13 +22,12 @@ pub(crate) mod timing;
 use std::sync::Arc;
 
 use oce_mailbox::regs::{MailboxDoorbell, Semaphore, SoftReset, UeStatus};
-
-use crate::assumptions::PCIE_CAP_OFFSET;
 use oce_mailbox::{Clock, SystemClock};
 
 pub use layout::{MsixLayout, Shape, TableOwner};
 pub use seams::{DmaFault, DmaSpace, Interrupt, NoInterrupt};
 
+use crate::assumptions::PCIE_CAP_OFFSET;
 use crate::error::EmulatorError;
 use crate::events::Event;
 use crate::firmware::{Context, Firmware};
@@ -34,10 +35,11 @@ use crate::function::FunctionType;
 use crate::info::EmulatorInfo;
 use access::{bar_access_ok, lanes};
 use capabilities::pcie_cap;
-use config::{CONFIG_LEN, ConfigRegisters};
+use config::{CONFIG_LEN, ConfigRegisters, STATUS_INTERRUPT, offsets};
 use doorbell::MailboxDoorbellState;
 use layout::BarRegister;
 use mailbox::PendingCompletion;
+use msix::MsixTable;
 use post::PostWalk;
 use timing::Timing;
 
@@ -50,6 +52,12 @@ pub struct Device<D, I> {
     interrupt: I,
     shape: Shape,
     config: ConfigRegisters,
+    /// The MSI-X table and PBA when the device keeps them (empty in the polled shape).
+    msix_table: MsixTable,
+    /// The level of the function's INTx source.
+    intx_level: bool,
+    /// INTA# as last driven on the interrupt lines.
+    intx_out: bool,
     post: PostWalk,
     doorbell: MailboxDoorbellState,
     /// A completion the firmware holds back until its time has come.
@@ -70,6 +78,9 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         Self {
             post: PostWalk::finished(firmware.boot_outcome()),
             config: ConfigRegisters::power_on(firmware.function(), shape),
+            msix_table: MsixTable::new(layout::msix(shape).map_or(0, |m| m.vectors)),
+            intx_level: false,
+            intx_out: false,
             firmware,
             dma,
             interrupt,
@@ -206,6 +217,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     /// One dword of configuration space (or of the pcicfg shadow), read with its side effects.
     fn config_dword_read(&mut self, off: u16) -> u32 {
         match off {
+            offsets::COMMAND if self.intx_level => self.config.read(off) | STATUS_INTERRUPT,
             Semaphore::OFFSET => self.post.read(self.firmware.faults().post),
             o if u32::from(o) == UeStatus::LOW_OFFSET => self.firmware.faults().ue_status[0],
             o if u32::from(o) == UeStatus::HIGH_OFFSET => self.firmware.faults().ue_status[1],
@@ -222,7 +234,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
             }
             return;
         }
-        if self.msix().is_some()
+        if matches!(self.shape, Shape::Express { .. })
             && off == PCIE_CAP_OFFSET + pcie_cap::DEVICE_CONTROL
             && value & lanes & pcie_cap::INITIATE_FLR != 0
         {
@@ -231,6 +243,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
             return;
         }
         self.config.write_masked(off, value, lanes);
+        self.interrupts_changed();
     }
 
     // --- BARs ----------------------------------------------------------------------------------
@@ -262,8 +275,10 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
 
     fn bar_dword_read(&mut self, bar: u8, dword: u64) -> u32 {
         match layout::decode(self.function(), self.shape, bar, dword) {
-            None | Some(BarRegister::MsixTable(_) | BarRegister::MsixPba(_)) => u32::MAX,
+            None => u32::MAX,
             Some(BarRegister::Pcicfg(o)) => self.config_dword_read(o),
+            Some(BarRegister::MsixTable(o)) => self.msix_table.read(o),
+            Some(BarRegister::MsixPba(o)) => self.msix_table.read_pba(o),
             Some(BarRegister::Doorbell(MailboxDoorbell::OFFSET)) => self.doorbell_read(),
             // Write-only doorbells read as zero.
             Some(BarRegister::Doorbell(_)) => 0,
@@ -273,10 +288,15 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     fn bar_dword_write(&mut self, bar: u8, dword: u64, value: u32, lanes: u32) {
         match layout::decode(self.function(), self.shape, bar, dword) {
             Some(BarRegister::Pcicfg(o)) => self.config_dword_write(o, value, lanes),
+            Some(BarRegister::MsixTable(o)) => {
+                self.msix_table.write(o, value, lanes);
+                self.interrupts_changed();
+            }
             // A doorbell is rung by a whole dword; part of one carries no command.
             Some(BarRegister::Doorbell(MailboxDoorbell::OFFSET)) if lanes == u32::MAX => self.doorbell_write(value),
             // TX (0x60), RQ (0x100), EQ/CQ (0x120), MCCQ (0x140) (spec/protocol.md §2.2): no queues
-            // are modelled yet, so ringing them has no effect; nothing else is decoded.
+            // are modelled yet, so ringing them has no effect. The PBA is read-only; nothing else
+            // is decoded.
             _ => {}
         }
     }
@@ -284,7 +304,8 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     // --- resets and POST -----------------------------------------------------------------------
 
     /// Function-level reset, as vfio-user's DEVICE_RESET and PCI Express's Initiate FLR mean
-    /// it: configuration space back to its power-on values, the mailbox idle with nothing
+    /// it: configuration space back to its power-on values (MSI-X disabled, bus mastering off),
+    /// the MSI-X table masked and the PBA clear, INTx de-asserted, the mailbox idle with nothing
     /// latched and a held completion dropped. The adapter's firmware keeps running (no POST, the
     /// profile, flash and staging stay): a function reset is not a chip reset. A device that is
     /// gone ignores it.
@@ -293,12 +314,22 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
             return;
         }
         self.firmware.log(Event::FunctionReset);
-        self.config = ConfigRegisters::power_on(self.function(), self.shape);
+        self.registers_to_power_on();
         self.doorbell.reset();
         self.pending = None;
     }
 
-    /// Chip soft reset (pcicfg 0x5C bit 7): POST runs again; configuration space is kept.
+    /// Configuration space, the MSI-X table and the INTx source back to power-on values; INTA#
+    /// de-asserted if it was driven.
+    fn registers_to_power_on(&mut self) {
+        self.config = ConfigRegisters::power_on(self.function(), self.shape);
+        self.msix_table = MsixTable::new(self.msix().map_or(0, |m| m.vectors));
+        self.intx_level = false;
+        self.interrupts_changed();
+    }
+
+    /// Chip soft reset (pcicfg 0x5C bit 7): POST runs again; configuration space and the MSI-X
+    /// table are kept.
     fn chip_reset(&mut self) {
         self.firmware.log(Event::ChipReset);
         self.boot();
@@ -310,7 +341,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     pub fn power_cycle(&mut self) -> Result<(), EmulatorError> {
         self.firmware.log(Event::PowerCycle);
         self.firmware.state.faults.power_lost = false;
-        self.config = ConfigRegisters::power_on(self.function(), self.shape);
+        self.registers_to_power_on();
         self.boot();
         self.firmware.save()
     }

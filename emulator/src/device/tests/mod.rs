@@ -3,6 +3,7 @@
 //! [`Interrupt`] that records every call).
 
 mod config;
+mod interrupts;
 mod mailbox;
 
 use std::sync::Mutex;

@@ -13,16 +13,47 @@
 //!
 //! Besides the values below, these behaviours are assumed (each is implemented where named):
 //!
-//! - **Registers** ([`crate::device::config`], `model`): BAR0 is a view of configuration space (soft
-//!   reset, UE and online registers exist in both); SR (0x5C bit 7) is self-clearing; a chip
-//!   soft reset keeps configuration space (command register, BARs), a power cycle resets it;
-//!   write-only doorbells read 0; accesses outside a BAR or unaligned read all ones. The
-//!   capability list holds only power management at 0x40 (its PMCSR is be2net's 0x44): no MSI-X
-//!   or PCIe capability, since no interrupts are modelled (the mailbox is polled). The command
-//!   register implements memory, bus master, parity, SERR and INTx-disable; no I/O space.
+//! - **Registers** ([`crate::device::config`], `device`): BAR0 is a view of configuration space
+//!   (soft reset, UE and online registers exist in both); SR (0x5C bit 7) is self-clearing; a
+//!   chip soft reset keeps configuration space (command register, BARs) and the MSI-X table, a
+//!   power cycle resets both; write-only doorbells read 0. Configuration space takes accesses of
+//!   any width and alignment, split per dword (a register with side effects, like the semaphore,
+//!   acts once per access that touches it); past 4 KiB it reads all ones. A BAR takes 1-, 2-,
+//!   4- and 8-byte accesses, naturally aligned; anything else, and any part of a BAR no register
+//!   decodes, reads all ones and drops writes; a doorbell is rung only by a whole-dword write.
+//!   The command register implements memory, bus master, parity, SERR and INTx-disable; no I/O
+//!   space.
+//! - **Shapes** (`device::layout`): the in-process front end shows the polled shape — power
+//!   management at 0x40 the only capability, BAR0 only the pcicfg shadow — since its host polls
+//!   the mailbox; the PCI Express shape a guest kernel needs adds MSI-X and PCI Express
+//!   capabilities and grows BAR0 to hold the MSI-X table and PBA ([`EXPRESS_BAR0_LEN`],
+//!   [`MSIX_CAP_OFFSET`], [`PCIE_CAP_OFFSET`], [`MSIX_VECTORS`], [`MSIX_TABLE_OFFSET`],
+//!   [`MSIX_PBA_OFFSET`]). Which one real hardware resembles in BAR sizes and capability
+//!   placement is not public; a PCI Express VF has no INTx pin.
+//! - **Interrupts** (`device::interrupts`): MSI-X goes out only with MSI-X Enable and Bus Master
+//!   Enable set; otherwise the vector is dropped (not made pending) and logged. With the table
+//!   kept by the device, a masked vector (its Vector Control bit or Function Mask) sets its PBA
+//!   bit and is sent when the last mask clears — while bus mastering is off it stays pending.
+//!   With the table kept by the transport, the device sends every vector enable and bus
+//!   mastering allow and leaves masking to the transport, whose table the device never sees.
+//!   INTA# is driven while the source's level is high, Interrupt Disable is clear and MSI-X is
+//!   disabled; status bit 3 shows the level whatever Interrupt Disable says. Whether the
+//!   adapter's host-interrupt enable (INT_CTRL bit 29, SET_INTERRUPT_ENABLE) also gates MSI-X is
+//!   left to the interrupt sources, which do not exist yet (be2net-driver.md §3.5).
+//! - **Function-level reset** (`device`): vfio-user's DEVICE_RESET and Initiate FLR (advertised
+//!   in [`PCIE_DEVICE_CAPABILITIES`]) reset the function's registers: configuration space to
+//!   power-on values, MSI-X disabled with every vector masked and the PBA clear, INTx
+//!   de-asserted, the mailbox idle with its HI latch and any held completion dropped. The
+//!   adapter's firmware keeps running: POST does not restart, and the profile, flash and a
+//!   staged flash section stay (a function reset is not a chip reset). A gone device ignores it.
+//! - **DMA** (`device::mailbox`): the device copies a command in from host memory, executes it
+//!   and copies the response back (only the bytes the response covers); it fetches the whole
+//!   272-byte mailbox and the whole SGE buffer. An address it cannot read or write fails the
+//!   command with [`STATUS_DMA_FAULT`] and logs a DMA fault; a mailbox it cannot read gets no
+//!   completion at all.
 //! - **Doorbell** (`doorbell`): a LO write consumes the latched HI half
 //!   ([`LO_CONSUMES_HI_LATCH`]). A LO write whose rebuilt address maps nowhere but lies 1–15
-//!   bytes below a mapped buffer is reported as an unaligned mailbox and ignored (the device
+//!   bytes below a mapped range is reported as an unaligned mailbox and ignored (the device
 //!   cannot see the host's real address; this is the signature of a host that skipped the
 //!   16-byte rounding); any other unmapped address starts the command and faults on fetch.
 //! - **POST** (`post`): the boot outcome is decided when POST starts; the semaphore walk only

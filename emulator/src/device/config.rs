@@ -1,10 +1,12 @@
 //! Configuration space as 1024 dword registers plus a writable-bits mask (the cloud-hypervisor
-//! model): a write changes only the bits its mask allows; absent registers read zero.
+//! model): a write changes only the bits its mask allows (of the bytes it covers); absent
+//! registers read zero, and the device answers all ones past the 4 KiB.
 //!
 //! The registers with behaviour (the POST semaphore at 0x94, soft reset at 0x5C, UE status at
-//! 0xA0/0xA4) are intercepted by the device ([`super::Device`]) before they reach this file; here they
-//! are plain read-only dwords. BAR0 is a memory-mapped view of the same file (spec/protocol.md
-//! §2.5: "offsets within the pcicfg mapping = config-space offsets").
+//! 0xA0/0xA4, Initiate FLR, Interrupt Status) are intercepted by the device ([`super::Device`])
+//! before they reach this file; here they are plain dwords. BAR0 is a memory-mapped view of the
+//! same file (spec/protocol.md §2.5: "offsets within the pcicfg mapping = config-space offsets").
+//! The capability list is built in [`super::capabilities`].
 
 use oce_mailbox::regs::{AsicId, IntCtrl, SliIntf, SoftReset, UeStatus};
 

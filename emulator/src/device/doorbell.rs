@@ -8,7 +8,7 @@
 //! ```
 //!
 //! Any write while RDY reads 0 is a protocol violation: it is ignored and reported. The machine
-//! does not touch memory; it tells [`crate::device::model::Model`] when to validate an address and when
+//! does not touch memory; it tells [`crate::device::Device`] when to validate an address and when
 //! to execute.
 
 use oce_mailbox::regs::MailboxDoorbell;

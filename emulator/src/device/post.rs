@@ -3,7 +3,7 @@
 //!
 //! After power-on or a chip reset the stage advances through [`POST_STAGES`], one stage per
 //! `reads_per_stage` reads, so a test sees every stage. The boot's outcome is decided when POST
-//! starts ([`crate::device::model::Model`] checks the flash then); the walk only animates it: a good boot
+//! starts (the firmware checks the flash then, [`crate::firmware::Firmware`]); the walk only animates it: a good boot
 //! ends at 0xC000 (with bit 30 if the backup firmware runs), a failed one stops at
 //! [`POST_FAILED_STAGE_INDEX`] with the error bit 31. A POST fault ([`PostFault`]) overrides the
 //! outcome while it is set: the walk stops at the faulty stage, with bit 31 for an error.

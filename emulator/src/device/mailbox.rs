@@ -126,12 +126,9 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
 
     /// When the mailbox at `address` cannot be reached but a mapping starts 1–15 bytes above
     /// it, that mapping's start: the signature of a host that did not round its mailbox up to 16
-    /// bytes. Probes only on that failure path.
+    /// bytes. A reachable first byte ends the search at once (the fetch itself finds whether the
+    /// rest of the mailbox is there).
     fn mapping_just_above(&self, address: u64) -> Option<u64> {
-        let mut mailbox = [0u8; MAILBOX_LEN];
-        if self.dma.read(address, &mut mailbox).is_ok() {
-            return None;
-        }
         let reachable = |at: u64| self.dma.read(at, &mut [0u8; 1]).is_ok();
         let first = (0..=ALIGNMENT_SLACK).map_while(|k| address.checked_add(k)).find(|&at| reachable(at))?;
         (first != address).then_some(first)

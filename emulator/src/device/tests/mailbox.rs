@@ -73,3 +73,13 @@ fn an_unreachable_mailbox_writes_no_completion() {
     assert_eq!(ring(&mut dev, MAILBOX), MailboxDoorbell::RDY);
     assert!(dev.firmware().events().contains(&Event::DmaFault { iova: MAILBOX, len: MAILBOX_LEN }));
 }
+
+#[test]
+fn a_mailbox_just_below_a_mapping_is_reported_as_unaligned_and_ignored() {
+    let (_d, mut dev) = device();
+    dev.dma().map(MAILBOX + 8, 4096, true);
+    assert_eq!(ring(&mut dev, MAILBOX), MailboxDoorbell::RDY);
+    let events = dev.firmware().events();
+    assert!(events.contains(&Event::UnalignedMailbox { address: MAILBOX + 8 }), "{events:?}");
+    assert!(!events.iter().any(|e| matches!(e, Event::DmaFault { .. })), "nothing was fetched");
+}

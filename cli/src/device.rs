@@ -1,14 +1,16 @@
-//! Which adapter a command works on (`--device`, `OCETOOL_DEVICE`, or the only one found), and the
-//! per-device lock that keeps two ocetool processes from driving one adapter at once
-//! (design.md §4).
+//! Which adapter a command works on (`--device`, `OCETOOL_DEVICE`, or the only one found), whether
+//! ocetool may drive it, and the per-device lock that keeps two ocetool processes from driving one
+//! adapter at once (design.md §4).
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use oce_pci::PciAddress;
+use oce_pci::discover::{self, Blocker, Scope, discover};
+use oce_pci::{Chip, FunctionKind, PciAddress, Roots};
 
-use crate::error::{CliError, CliResult, ErrorKind};
+use crate::args::GlobalArgs;
+use crate::error::{CliError, CliResult, ErrorKind, pci_error};
 
 /// A device as the user named it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +48,90 @@ impl DeviceSpec {
             Self::Pci(addr) => addr.to_string(),
         }
     }
+}
+
+/// The device the user selected with `--device` / `OCETOOL_DEVICE`; without either, the only
+/// Skyhawk adapter found in sysfs (its first NIC physical function), as design.md §4 asks.
+pub fn select_device(global: &GlobalArgs) -> CliResult<DeviceSpec> {
+    if let Some(s) = &global.device {
+        return DeviceSpec::parse(s);
+    }
+    let roots = Roots::new(&global.sysfs_root, &global.dev_root);
+    let inventory = discover(&roots, Scope::OneConnect)
+        .map_err(|e| pci_error("no --device given, and sysfs cannot be searched for an adapter", &e))?;
+    let candidates: Vec<PciAddress> = inventory
+        .adapters
+        .iter()
+        .filter(|a| a.chip == Chip::Skyhawk)
+        .filter_map(|a| a.functions.iter().find(|f| f.kind == FunctionKind::NicPf).map(|f| f.address))
+        .collect();
+    match candidates.as_slice() {
+        [only] => Ok(DeviceSpec::Pci(*only)),
+        [] => {
+            let found: Vec<String> = inventory
+                .adapters
+                .iter()
+                .flat_map(|a| a.functions.iter().map(|f| format!("{} ({} {})", f.address, f.chip, f.kind)))
+                .collect();
+            let found = if found.is_empty() {
+                "no OneConnect functions found".to_owned()
+            } else {
+                format!("found only {}", found.join(", "))
+            };
+            Err(CliError::new(
+                ErrorKind::NoDevice,
+                format!(
+                    "no OCe14000 adapter to work on ({found}); pass --device BDF, or --device emu for the emulator"
+                ),
+            ))
+        }
+        many => Err(CliError::new(
+            ErrorKind::NoDevice,
+            format!(
+                "{} OCe14000 adapters found ({}); choose one with --device (see `ocetool list`), or --device emu for the emulator",
+                many.len(),
+                many.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+            ),
+        )),
+    }
+}
+
+/// Refuses a PCI function ocetool cannot drive before anything touches its binding: a function
+/// that is not OneConnect at all (a mistyped address must never unbind someone's other NIC), or
+/// a OneConnect function of another chip or protocol.
+///
+/// Only a binary built with the cargo feature `unsafe-any-device` honours
+/// `OCETOOL_UNSAFE_ANY_DEVICE=1`, which skips this check. The feature exists for the real-kernel
+/// test (`tests/vfio-qemu/run.sh`), which has no OneConnect adapter and drives an e1000 through
+/// the hand-off instead; a default (and every release) build ignores the variable.
+pub fn check_supported(roots: &Roots, addr: PciAddress) -> CliResult<()> {
+    if cfg!(feature = "unsafe-any-device") && std::env::var_os("OCETOOL_UNSAFE_ANY_DEVICE").is_some_and(|v| v == "1") {
+        return Ok(());
+    }
+    let info = discover::describe(roots, addr).map_err(|e| pci_error(&format!("cannot read {addr}"), &e))?;
+    let Some(info) = info else {
+        return Err(CliError::new(
+            ErrorKind::NoDevice,
+            format!(
+                "{addr} is not an Emulex OneConnect function; see `ocetool list` for the adapters ocetool can drive"
+            ),
+        ));
+    };
+    let inherent =
+        info.blockers.iter().find(|b| matches!(b, Blocker::UnsupportedChip(_) | Blocker::Fcoe | Blocker::Iscsi));
+    if let Some(b) = inherent {
+        return Err(CliError::new(
+            ErrorKind::NoDevice,
+            format!("{addr} ({:#06x}:{:#06x}): {b}", info.vendor_id, info.device_id),
+        ));
+    }
+    Ok(())
+}
+
+/// Takes the device's lock for the length of the command.
+pub fn lock_device(global: &GlobalArgs, spec: &DeviceSpec) -> CliResult<DeviceLock> {
+    let wait = Duration::try_from_secs_f64(global.wait.max(0.0)).unwrap_or(Duration::ZERO);
+    DeviceLock::acquire(&lock_path(spec), wait, &spec.describe())
 }
 
 /// The default emulator state directory: `$XDG_STATE_HOME/ocetool/emu`, else

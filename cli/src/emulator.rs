@@ -3,14 +3,13 @@
 
 use std::path::Path;
 
-use oce_emulator::{CreateOptions, Emulator, EmulatorError, EmulatorInfo, FaultSpec, FunctionType};
+use oce_emulator::{CreateOptions, Emulator, EmulatorInfo, FaultSpec, FunctionType};
 use serde::Serialize;
 
 use crate::args::{EmulatorAction, FaultAction, GlobalArgs};
-use crate::device::DeviceSpec;
-use crate::error::{CliError, CliResult, ErrorKind};
+use crate::device::{DeviceSpec, lock_device, select_device};
+use crate::error::{CliError, CliResult, ErrorKind, emulator_error};
 use crate::output::Report;
-use crate::session::{lock_device, select_device};
 
 /// Opens the emulator in `dir`, creating a factory-fresh one when `dir` does not exist or is
 /// empty. A non-empty directory that holds no emulator state is refused: ocetool never writes
@@ -41,23 +40,6 @@ fn is_empty_dir(dir: &Path) -> CliResult<bool> {
     let mut entries = std::fs::read_dir(dir)
         .map_err(|e| CliError::new(ErrorKind::NoDevice, format!("cannot read {}: {e}", dir.display())))?;
     Ok(entries.next().is_none())
-}
-
-/// Maps an emulator error to the CLI: a state directory that cannot be used is "no such device"
-/// (exit 3), and the files are never touched.
-pub fn emulator_error(e: &EmulatorError) -> CliError {
-    let kind = match e {
-        EmulatorError::AlreadyExists { .. } => ErrorKind::Refused,
-        _ => ErrorKind::NoDevice,
-    };
-    let err = CliError::from_error(kind, "", e);
-    match e {
-        EmulatorError::AlreadyExists { .. } => err,
-        EmulatorError::Io { .. } | EmulatorError::Flash(_) => {
-            err.hint("check the directory's permissions and free space")
-        }
-        _ => err.hint("the state directory was left as it is: repair or move it, or use another emu:DIR"),
-    }
 }
 
 /// Prints what the emulated adapter saw and did during this command (its event log: every

@@ -1,7 +1,17 @@
 //! The CLI's error: a kind that fixes the exit code and the JSON `error.kind`, a one-line message
 //! that says what failed and what to do next, and the cause chain for `-v` (design.md §7).
+//!
+//! This is also the one place where every library error becomes a CLI error: which exit code its
+//! variant calls for, and the advice that goes with it (design.md §10).
 
 use std::fmt;
+
+use oce_emulator::EmulatorError;
+use oce_firmware::{FlashError, ImageError};
+use oce_mailbox::adapter::ProfileError;
+use oce_mailbox::{BaseStatus, MailboxError};
+use oce_pci::PciError;
+use oce_pci::signals::{self, Signal};
 
 /// What kind of failure, which decides the exit code (README "Exit codes").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,3 +114,157 @@ impl fmt::Display for CliError {
 
 /// Shorthand for results in the CLI.
 pub type CliResult<T> = Result<T, CliError>;
+
+/// Turns a PCI-layer error into a CLI error with the exit code its kind calls for.
+pub fn pci_error(context: &str, e: &PciError) -> CliError {
+    let kind = match e {
+        PciError::Interrupted { signal: Signal::Interrupt } => ErrorKind::Interrupted,
+        PciError::Interrupted { signal: Signal::Terminate } => ErrorKind::Terminated,
+        PciError::DriverBound { .. } => ErrorKind::Refused,
+        PciError::VfioGroupBusy { .. } => ErrorKind::Busy,
+        PciError::BadAddress { .. } => ErrorKind::Usage,
+        PciError::VfioPciNotLoaded { .. }
+        | PciError::NoIommuGroup { .. }
+        | PciError::GroupNotViable { .. }
+        | PciError::VfioPermission { .. }
+        | PciError::SysfsPermission { .. }
+        | PciError::LockedDown { .. } => ErrorKind::NoDevice,
+        e if e.is_no_device() => ErrorKind::NoDevice,
+        _ => ErrorKind::Failed,
+    };
+    CliError::from_error(kind, context, e)
+}
+
+/// The error for a stop request (Ctrl-C, SIGTERM) that arrived: exit 130 or 143.
+pub fn stopped(signal: Signal) -> CliError {
+    pci_error("", &PciError::Interrupted { signal })
+}
+
+/// Turns a mailbox error into a one-line CLI error with advice.
+pub fn mailbox_error(context: &str, e: &MailboxError) -> CliError {
+    if let (MailboxError::Stopped { .. }, Some(signal)) = (e, signals::pending()) {
+        return pci_error(context, &PciError::Interrupted { signal })
+            .hint("nothing was changed; run the command again when the adapter has finished booting");
+    }
+    let hint = match e {
+        MailboxError::DeviceGone { .. } | MailboxError::ConfigGone => {
+            Some("check that the adapter is still present (lspci) and power-cycle it")
+        }
+        MailboxError::NotReady { .. } => {
+            Some("the firmware is hung or busy: run `ocetool reset`, or power-cycle the adapter")
+        }
+        MailboxError::PostTimeout { .. } | MailboxError::PostError { .. } => {
+            Some("the firmware did not boot: power-cycle the adapter; if it persists, the flash may need recovery")
+        }
+        MailboxError::UnrecoverableError { .. } => {
+            Some("the adapter needs a reset: run `ocetool reset` or power-cycle it")
+        }
+        MailboxError::InvalidCompletion { .. } | MailboxError::TagMismatch { .. } | MailboxError::Malformed { .. } => {
+            Some("the firmware answered out of protocol; retry, and reset the adapter if it persists")
+        }
+        MailboxError::CommandFailed { status, .. } if status.base == BaseStatus::UnauthorizedRequest => {
+            Some("this PCI function may not do that (a virtual function?): use the adapter's physical function")
+        }
+        MailboxError::CommandFailed { status, .. } if status.base == BaseStatus::IllegalRequest => {
+            Some("the adapter's firmware does not implement this command")
+        }
+        _ => None,
+    };
+    let err = CliError::from_error(ErrorKind::Failed, context, e);
+    match hint {
+        Some(h) => err.hint(h),
+        None => err,
+    }
+}
+
+/// An error of the chip reset itself: the next remedy is a power cycle, not another reset.
+pub fn reset_error(context: &str, e: &MailboxError) -> CliError {
+    CliError::from_error(ErrorKind::Failed, context, e)
+        .hint("power-cycle the adapter (reboot the host; on the emulator: `ocetool emulator power-cycle`)")
+}
+
+/// Maps a profile choice the adapter cannot make: a target it has no profile for is usage (2), a
+/// change the adapter did not keep is a failure (1).
+pub fn profile_error(e: ProfileError) -> CliError {
+    let kind = match e {
+        ProfileError::NotApplied { .. } => ErrorKind::Failed,
+        _ => ErrorKind::Usage,
+    };
+    let err = CliError::from_error(kind, "", &e);
+    match e {
+        ProfileError::NotApplied { .. } => {
+            err.hint("the adapter did not keep the change; retry, and check the firmware")
+        }
+        _ => err.hint("see `ocetool profiles`"),
+    }
+}
+
+/// Maps an image-layer error: a file that does not exist is usage (2), one that cannot be read
+/// a failure (1), an image or a version the policy refuses 4.
+pub fn image_error(context: &str, e: &ImageError) -> CliError {
+    let kind = match e {
+        ImageError::Io(PciError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            ErrorKind::Usage
+        }
+        ImageError::Io(_) => ErrorKind::Failed,
+        _ => ErrorKind::Refused,
+    };
+    // For a file that cannot be read, the OS error is the symptom worth the one line.
+    let err = match e {
+        ImageError::Io(io) => CliError::from_error(kind, context, io),
+        _ => CliError::from_error(kind, context, e),
+    };
+    match e {
+        ImageError::Downgrade { .. } | ImageError::VersionUnordered { .. } => {
+            err.hint("pass --allow-downgrade to flash it anyway")
+        }
+        _ => err,
+    }
+}
+
+/// Maps a flash-layer error: an adapter ocetool cannot flash is 3, a stop request 130/143, a
+/// device or firmware failure 1, and an image problem as [`image_error`] says.
+pub fn flash_error(context: &str, e: &FlashError) -> CliError {
+    use FlashError as E;
+    let kind = match e {
+        E::Image(image) => return image_error(context, image),
+        E::Stopped { .. } => match signals::pending() {
+            Some(Signal::Terminate) => ErrorKind::Terminated,
+            _ => ErrorKind::Interrupted,
+        },
+        E::UnknownDevice { .. } | E::UnsupportedChip { .. } => ErrorKind::NoDevice,
+        E::Device { .. }
+        | E::CrcQueryFailed { .. }
+        | E::FlashIncomplete { .. }
+        | E::SignatureMissing { .. }
+        | E::SignatureInvalid { .. }
+        | E::CrcMismatch { .. }
+        | E::WriteRejected { .. }
+        | E::WriteFailed { .. } => ErrorKind::Failed,
+        _ => ErrorKind::Refused,
+    };
+    let err = CliError::from_error(kind, context, e);
+    match e {
+        E::Stopped { .. } => {
+            err.hint("the sections written are complete; run the same `ocetool fw update` again to finish")
+        }
+        _ => err,
+    }
+}
+
+/// Maps an emulator error to the CLI: a state directory that cannot be used is "no such device"
+/// (exit 3), and the files are never touched.
+pub fn emulator_error(e: &EmulatorError) -> CliError {
+    let kind = match e {
+        EmulatorError::AlreadyExists { .. } => ErrorKind::Refused,
+        _ => ErrorKind::NoDevice,
+    };
+    let err = CliError::from_error(kind, "", e);
+    match e {
+        EmulatorError::AlreadyExists { .. } => err,
+        EmulatorError::Io { .. } | EmulatorError::Flash(_) => {
+            err.hint("check the directory's permissions and free space")
+        }
+        _ => err.hint("the state directory was left as it is: repair or move it, or use another emu:DIR"),
+    }
+}

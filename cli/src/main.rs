@@ -27,7 +27,7 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(&argv, &e),
     };
     if let Err(e) = oce_pci::signals::install() {
-        let err = session::pci_error("", &e);
+        let err = error::pci_error("", &e);
         print_error(&err, cli.global.json, cli.global.verbose);
         return ExitCode::from(err.kind.exit_code());
     }

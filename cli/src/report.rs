@@ -47,7 +47,7 @@ pub struct RunningState {
 
 impl RunningState {
     pub fn read<F: oce_pci::PciFunction>(mbox: &mut oce_mailbox::BootstrapMailbox<F>) -> crate::error::CliResult<Self> {
-        use crate::session::mailbox_error;
+        use crate::error::mailbox_error;
         use oce_mailbox::commands::{GetFwVersion, QueryFirmwareConfig};
         let versions =
             mbox.execute(&GetFwVersion).map_err(|e| mailbox_error("cannot read the firmware versions", &e))?;

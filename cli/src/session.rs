@@ -1,22 +1,18 @@
-//! Opening an adapter for one command: select the device, take its lock, open the PCI function
-//! (emulator or VFIO), bring up the bootstrap mailbox, and run a job generic over the function
-//! type (design.md §2: monomorphised, no `Box<dyn>`).
+//! Opening an adapter for one command: with the device selected and locked (`device.rs`), open
+//! the PCI function (emulator or VFIO), bring up the bootstrap mailbox, and run a job generic
+//! over the function type (design.md §2: monomorphised, no `Box<dyn>`).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use oce_mailbox::{BaseStatus, BootstrapMailbox, MailboxError, SystemClock, Timeouts};
-use oce_pci::discover::{self, Blocker, Scope, discover};
-use oce_pci::signals::{self, Signal};
-use oce_pci::{
-    Chip, FunctionKind, HandOff, HandOffOptions, KernelSysfs, PciAddress, PciError, PciFunction, Roots, VfioFunction,
-    sysfs,
-};
+use oce_mailbox::{BootstrapMailbox, SystemClock, Timeouts};
+use oce_pci::signals;
+use oce_pci::{HandOff, HandOffOptions, KernelSysfs, PciAddress, PciFunction, Roots, VfioFunction, sysfs};
 
 use crate::args::GlobalArgs;
-use crate::device::{DeviceLock, DeviceSpec, lock_path};
+use crate::device::{DeviceSpec, check_supported, lock_device, select_device};
 use crate::emulator::{open_emulator, print_events};
-use crate::error::{CliError, CliResult, ErrorKind};
+use crate::error::{CliError, CliResult, ErrorKind, mailbox_error, pci_error, stopped};
 use crate::output::confirm;
 
 /// An adapter ready for commands.
@@ -41,90 +37,6 @@ pub trait Job {
     fn needs_ready_adapter(&self) -> bool {
         true
     }
-}
-
-/// The device the user selected with `--device` / `OCETOOL_DEVICE`; without either, the only
-/// Skyhawk adapter found in sysfs (its first NIC physical function), as design.md §4 asks.
-pub fn select_device(global: &GlobalArgs) -> CliResult<DeviceSpec> {
-    if let Some(s) = &global.device {
-        return DeviceSpec::parse(s);
-    }
-    let roots = Roots::new(&global.sysfs_root, &global.dev_root);
-    let inventory = discover(&roots, Scope::OneConnect)
-        .map_err(|e| pci_error("no --device given, and sysfs cannot be searched for an adapter", &e))?;
-    let candidates: Vec<PciAddress> = inventory
-        .adapters
-        .iter()
-        .filter(|a| a.chip == Chip::Skyhawk)
-        .filter_map(|a| a.functions.iter().find(|f| f.kind == FunctionKind::NicPf).map(|f| f.address))
-        .collect();
-    match candidates.as_slice() {
-        [only] => Ok(DeviceSpec::Pci(*only)),
-        [] => {
-            let found: Vec<String> = inventory
-                .adapters
-                .iter()
-                .flat_map(|a| a.functions.iter().map(|f| format!("{} ({} {})", f.address, f.chip, f.kind)))
-                .collect();
-            let found = if found.is_empty() {
-                "no OneConnect functions found".to_owned()
-            } else {
-                format!("found only {}", found.join(", "))
-            };
-            Err(CliError::new(
-                ErrorKind::NoDevice,
-                format!(
-                    "no OCe14000 adapter to work on ({found}); pass --device BDF, or --device emu for the emulator"
-                ),
-            ))
-        }
-        many => Err(CliError::new(
-            ErrorKind::NoDevice,
-            format!(
-                "{} OCe14000 adapters found ({}); choose one with --device (see `ocetool list`), or --device emu for the emulator",
-                many.len(),
-                many.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
-            ),
-        )),
-    }
-}
-
-/// Refuses a PCI function ocetool cannot drive before anything touches its binding: a function
-/// that is not OneConnect at all (a mistyped address must never unbind someone's other NIC), or
-/// a OneConnect function of another chip or protocol.
-///
-/// Only a binary built with the cargo feature `unsafe-any-device` honours
-/// `OCETOOL_UNSAFE_ANY_DEVICE=1`, which skips this check. The feature exists for the real-kernel
-/// test (`tests/vfio-qemu/run.sh`), which has no OneConnect adapter and drives an e1000 through
-/// the hand-off instead; a default (and every release) build ignores the variable.
-fn check_supported(roots: &Roots, addr: PciAddress) -> CliResult<()> {
-    if cfg!(feature = "unsafe-any-device") && std::env::var_os("OCETOOL_UNSAFE_ANY_DEVICE").is_some_and(|v| v == "1") {
-        return Ok(());
-    }
-    let info = discover::describe(roots, addr).map_err(|e| pci_error(&format!("cannot read {addr}"), &e))?;
-    let Some(info) = info else {
-        return Err(CliError::new(
-            ErrorKind::NoDevice,
-            format!(
-                "{addr} is not an Emulex OneConnect function; see `ocetool list` for the adapters ocetool can drive"
-            ),
-        ));
-    };
-    let inherent =
-        info.blockers.iter().find(|b| matches!(b, Blocker::UnsupportedChip(_) | Blocker::Fcoe | Blocker::Iscsi));
-    if let Some(b) = inherent {
-        return Err(CliError::new(
-            ErrorKind::NoDevice,
-            format!("{addr} ({:#06x}:{:#06x}): {b}", info.vendor_id, info.device_id),
-        ));
-    }
-    Ok(())
-}
-
-/// Takes the device's lock for the length of the command.
-pub fn lock_device(global: &GlobalArgs, spec: &DeviceSpec) -> CliResult<DeviceLock> {
-    let wait = Duration::try_from_secs_f64(global.wait.max(0.0)).unwrap_or(Duration::ZERO);
-    DeviceLock::acquire(&lock_path(spec), wait, &spec.describe())
 }
 
 /// Selects, locks and opens the device, then runs `job` on it.
@@ -192,8 +104,10 @@ fn confirm_unbind(global: &GlobalArgs, roots: &Roots, addr: PciAddress) -> CliRe
 /// flight finished, the adapter is consistent, and rerunning resumes.
 fn finish<T>(out: CliResult<T>) -> CliResult<T> {
     match (signals::pending(), out) {
-        (Some(signal), Ok(_)) => Err(pci_error("", &PciError::Interrupted { signal })
-            .hint("the command had finished and the adapter is consistent; check with `ocetool query`")),
+        (Some(signal), Ok(_)) => {
+            Err(stopped(signal)
+                .hint("the command had finished and the adapter is consistent; check with `ocetool query`"))
+        }
         (_, out) => out,
     }
 }
@@ -203,26 +117,6 @@ fn finish<T>(out: CliResult<T>) -> CliResult<T> {
 pub fn stop_point(what: &str) -> CliResult<()> {
     signals::check()
         .map_err(|e| pci_error("", &e).hint(&format!("nothing was changed; run the command again to {what}")))
-}
-
-/// Turns a PCI-layer error into a CLI error with the exit code its kind calls for.
-pub fn pci_error(context: &str, e: &PciError) -> CliError {
-    let kind = match e {
-        PciError::Interrupted { signal: Signal::Interrupt } => ErrorKind::Interrupted,
-        PciError::Interrupted { signal: Signal::Terminate } => ErrorKind::Terminated,
-        PciError::DriverBound { .. } => ErrorKind::Refused,
-        PciError::VfioGroupBusy { .. } => ErrorKind::Busy,
-        PciError::BadAddress { .. } => ErrorKind::Usage,
-        PciError::VfioPciNotLoaded { .. }
-        | PciError::NoIommuGroup { .. }
-        | PciError::GroupNotViable { .. }
-        | PciError::VfioPermission { .. }
-        | PciError::SysfsPermission { .. }
-        | PciError::LockedDown { .. } => ErrorKind::NoDevice,
-        e if e.is_no_device() => ErrorKind::NoDevice,
-        _ => ErrorKind::Failed,
-    };
-    CliError::from_error(kind, context, e)
 }
 
 /// The driver's timeouts, from `--post-timeout` and `--command-timeout`.
@@ -263,41 +157,4 @@ pub fn require_physical_function<F: PciFunction>(session: &Session<F>, what: &st
         ));
     }
     Ok(())
-}
-
-/// Turns a mailbox error into a one-line CLI error with advice.
-pub fn mailbox_error(context: &str, e: &MailboxError) -> CliError {
-    if let (MailboxError::Stopped { .. }, Some(signal)) = (e, signals::pending()) {
-        return pci_error(context, &PciError::Interrupted { signal })
-            .hint("nothing was changed; run the command again when the adapter has finished booting");
-    }
-    let hint = match e {
-        MailboxError::DeviceGone { .. } | MailboxError::ConfigGone => {
-            Some("check that the adapter is still present (lspci) and power-cycle it")
-        }
-        MailboxError::NotReady { .. } => {
-            Some("the firmware is hung or busy: run `ocetool reset`, or power-cycle the adapter")
-        }
-        MailboxError::PostTimeout { .. } | MailboxError::PostError { .. } => {
-            Some("the firmware did not boot: power-cycle the adapter; if it persists, the flash may need recovery")
-        }
-        MailboxError::UnrecoverableError { .. } => {
-            Some("the adapter needs a reset: run `ocetool reset` or power-cycle it")
-        }
-        MailboxError::InvalidCompletion { .. } | MailboxError::TagMismatch { .. } | MailboxError::Malformed { .. } => {
-            Some("the firmware answered out of protocol; retry, and reset the adapter if it persists")
-        }
-        MailboxError::CommandFailed { status, .. } if status.base == BaseStatus::UnauthorizedRequest => {
-            Some("this PCI function may not do that (a virtual function?): use the adapter's physical function")
-        }
-        MailboxError::CommandFailed { status, .. } if status.base == BaseStatus::IllegalRequest => {
-            Some("the adapter's firmware does not implement this command")
-        }
-        _ => None,
-    };
-    let err = CliError::from_error(ErrorKind::Failed, context, e);
-    match hint {
-        Some(h) => err.hint(h),
-        None => err,
-    }
 }

@@ -90,7 +90,7 @@ pub enum EmulatorError {
     Flash(#[from] oce_pci::PciError),
     /// The factory firmware image could not be built.
     #[error("cannot build the factory firmware image")]
-    FactoryImage(#[from] oce_firmware::FirmwareError),
+    FactoryImage(#[from] oce_firmware::ImageError),
 }
 
 /// Shorthand for building an [`EmulatorError::Io`] from a path.

@@ -5,8 +5,6 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::error::FirmwareError;
-
 /// The ASIC revision boundary between "A0" and "B0" (BE3-R / Skyhawk-R) in both drivers.
 pub const ASIC_REV_B0: u8 = 0x10;
 
@@ -134,11 +132,6 @@ pub fn check_linux(image: ImageTarget, adapter: Adapter) -> Result<(), Incompati
     } else {
         Err(Incompatibility::AsicRevisionTooLow { image_rev: image.asic_type_rev, adapter_rev: adapter.asic_rev })
     }
-}
-
-/// [`check_linux`] as a crate error.
-pub fn check(image: ImageTarget, adapter: Adapter) -> Result<(), FirmwareError> {
-    check_linux(image, adapter).map_err(FirmwareError::Incompatible)
 }
 
 /// FreeBSD's numeric UFI types (`oce_get_ufi_type`, ufi-firmware.md §1.5).

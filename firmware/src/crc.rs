@@ -5,7 +5,7 @@
 //! what READ_FLASHROM REPORT returns (ufi-firmware.md §3.4). The model: those 4 bytes are the
 //! CRC-32/ISO-HDLC (zlib's `crc32`) of the section's first `pad_size − 4` bytes, little-endian.
 
-use crate::error::FirmwareError;
+use crate::error::ImageError;
 
 /// Length of the CRC trailer at the end of every section.
 pub const TRAILER_LEN: usize = 4;
@@ -54,13 +54,13 @@ pub fn check_section(section: &[u8]) -> Option<CrcCheck> {
 }
 
 /// The trailer the model expects for `section`'s body (its first `len − 4` bytes).
-pub fn expected_trailer(section: &[u8]) -> Result<[u8; TRAILER_LEN], FirmwareError> {
-    let (body, _) = split_trailer(section).ok_or(FirmwareError::CrcRegionTooShort { len: section.len() })?;
+pub fn expected_trailer(section: &[u8]) -> Result<[u8; TRAILER_LEN], ImageError> {
+    let (body, _) = split_trailer(section).ok_or(ImageError::CrcRegionTooShort { len: section.len() })?;
     Ok(crc32(body).to_le_bytes())
 }
 
 /// Writes the model's trailer into the last 4 bytes of `section`; returns the CRC.
-pub fn stamp_trailer(section: &mut [u8]) -> Result<u32, FirmwareError> {
+pub fn stamp_trailer(section: &mut [u8]) -> Result<u32, ImageError> {
     let trailer = expected_trailer(section)?;
     let len = section.len();
     section[len - TRAILER_LEN..].copy_from_slice(&trailer);
@@ -98,6 +98,6 @@ mod tests {
         let mut four = [9u8; 4];
         assert_eq!(stamp_trailer(&mut four).unwrap(), 0);
         assert_eq!(four, [0; 4]);
-        assert!(matches!(stamp_trailer(&mut [0u8; 3]), Err(FirmwareError::CrcRegionTooShort { len: 3 })));
+        assert!(matches!(stamp_trailer(&mut [0u8; 3]), Err(ImageError::CrcRegionTooShort { len: 3 })));
     }
 }

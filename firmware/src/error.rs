@@ -1,19 +1,20 @@
-//! The error type of the firmware crate: why an image cannot be parsed, built or flashed.
+//! Errors of the image layer: why a `.ufi` file cannot be read, parsed or built, why it does not
+//! suit an adapter, and why the version policy refuses it. The flash layer's
+//! [`FlashError`](crate::flash::FlashError) wraps these.
 
-use oce_mailbox::{CompletionStatus, MailboxError, WireError};
+use oce_mailbox::WireError;
 use oce_pci::PciError;
 
 use crate::compat::Incompatibility;
-use crate::dir::ImageType;
-use crate::flash::SectionRef;
+use crate::dir::types::ImageType;
 
-/// What can go wrong reading, checking, building or flashing a firmware image.
+/// What can go wrong reading, checking or building a firmware image, or choosing to flash it.
 ///
 /// Offsets are byte offsets in the file (or in the buffer the function was given) unless the
 /// variant says otherwise.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum FirmwareError {
+pub enum ImageError {
     /// The image file could not be opened or mapped.
     #[error("cannot read the image file")]
     Io(#[from] PciError),
@@ -128,31 +129,6 @@ pub enum FirmwareError {
         /// What is wrong.
         reason: &'static str,
     },
-    /// A read-only query of the adapter failed (before or after a flash).
-    #[error("{during} failed")]
-    Device {
-        /// What ocetool was doing.
-        during: &'static str,
-        /// The mailbox's error.
-        #[source]
-        source: MailboxError,
-    },
-    /// The PCI IDs are not in ocetool's table of OneConnect functions.
-    #[error("PCI function {vendor:#06x}:{device:#06x} is not a OneConnect function ocetool knows")]
-    UnknownDevice {
-        /// PCI vendor ID.
-        vendor: u16,
-        /// PCI device ID.
-        device: u16,
-    },
-    /// ocetool does not flash this chip.
-    #[error("cannot flash a {chip} adapter: {reason}")]
-    UnsupportedChip {
-        /// The chip.
-        chip: oce_pci::Chip,
-        /// Why.
-        reason: &'static str,
-    },
     /// The image's firmware is older than the adapter's stored firmware.
     #[error("the image holds firmware {image}, older than the {stored} on flash")]
     Downgrade {
@@ -172,89 +148,10 @@ pub enum FirmwareError {
         /// The adapter's stored version.
         stored: String,
     },
-    /// A section ends past what the 32-bit `offset` of the flash commands can address.
-    #[error("section {section} ends at flash offset {end:#x}, past the 32-bit flash address space")]
-    SectionPastAddressSpace {
-        /// The section.
-        section: SectionRef,
-        /// Its end.
-        end: u64,
-    },
-    /// A flash plan was used with another image than the one it was made from.
-    #[error("the flash plan was made from another image")]
-    PlanMismatch,
-    /// The adapter could not report a section's CRC ("Could not get CRC", ufi-firmware.md §2.8).
-    #[error("could not read the adapter's CRC of section {section}; nothing of it was written")]
-    CrcQueryFailed {
-        /// The section.
-        section: SectionRef,
-        /// The mailbox's error (with the statuses when the firmware answered).
-        #[source]
-        source: MailboxError,
-    },
-    /// The firmware refused the CRC query in op-type mode too: it cannot take this image's
-    /// sections as addressed ("Flash incomplete", ufi-firmware.md §2.8 step 5).
-    #[error(
-        "flash incomplete: the adapter refused the CRC query for section {section} in op-type mode ({status}); \
-         sections written: {}; reset the adapter and run the update again",
-        crate::flash::list_sections(.flashed)
-    )]
-    FlashIncomplete {
-        /// The section.
-        section: SectionRef,
-        /// The refusal.
-        status: CompletionStatus,
-        /// Sections written before it in this run.
-        flashed: Vec<SectionRef>,
-    },
-    /// The firmware wants a digitally signed image and this section has no signature (0x57).
-    #[error("the adapter rejected the image's digital signature: missing (section {section})")]
-    SignatureMissing {
-        /// The section.
-        section: SectionRef,
-    },
-    /// The firmware found the section's digital signature invalid (0x56).
-    #[error("the adapter rejected the image's digital signature: invalid (section {section})")]
-    SignatureInvalid {
-        /// The section.
-        section: SectionRef,
-    },
-    /// The firmware checked the committed section against its CRC trailer and refused it (0x4D).
-    #[error(
-        "the adapter found section {section}'s CRC wrong after transfer; nothing of it was written (the image \
-         is damaged)"
-    )]
-    CrcMismatch {
-        /// The section.
-        section: SectionRef,
-    },
-    /// The firmware refused a write of a section ("Flashing section type … failed").
-    #[error("writing section {section} failed: {status}")]
-    WriteRejected {
-        /// The section.
-        section: SectionRef,
-        /// The firmware's statuses.
-        status: CompletionStatus,
-    },
-    /// A write of a section did not complete (timeout, device gone, malformed completion).
-    #[error("writing section {section} failed")]
-    WriteFailed {
-        /// The section.
-        section: SectionRef,
-        /// The mailbox's error.
-        #[source]
-        source: MailboxError,
-    },
-    /// The observer asked to stop; the flash stopped between sections.
-    #[error(
-        "stopped on request after writing {} ({remaining} entries not visited); every section is wholly old or \
-         wholly new, and running the update again finishes it (sections already on flash are skipped)",
-        crate::flash::list_sections(.flashed)
-    )]
-    Stopped {
-        /// Sections written before the stop.
-        flashed: Vec<SectionRef>,
-        /// Directory entries not yet visited.
-        remaining: usize,
-    },
+}
+
+impl From<Incompatibility> for ImageError {
+    fn from(i: Incompatibility) -> Self {
+        Self::Incompatible(i)
+    }
 }

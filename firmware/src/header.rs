@@ -3,7 +3,7 @@
 
 use oce_mailbox::wire::{Reader, Wire, WireError, Writer, decode_c_string};
 
-use crate::error::FirmwareError;
+use crate::error::ImageError;
 
 /// Offset of `num_imgs`, the same in both header generations (ufi-firmware.md §1.3).
 pub const NUM_IMGS_OFFSET: usize = 0x44;
@@ -147,9 +147,9 @@ impl FileHeader {
     /// Parses the header at the start of `bytes`. The generation follows `build[0]`: `'2'` (BE2)
     /// means the 96-byte g2 header, anything else the 128-byte g3 header. `num_imgs` and `build`
     /// sit at the same offsets in both, so `build[0]` can be read first.
-    pub fn parse(bytes: &[u8]) -> Result<Self, FirmwareError> {
+    pub fn parse(bytes: &[u8]) -> Result<Self, ImageError> {
         if bytes.is_empty() {
-            return Err(FirmwareError::Empty);
+            return Err(ImageError::Empty);
         }
         let chip_char = Reader::at(bytes, BUILD_OFFSET).u8("build")?;
         let mut r = Reader::new(bytes);

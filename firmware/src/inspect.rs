@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::compat::{self, Chip};
 use crate::crc;
 use crate::dir::{DirectoryLayout, FlashDirectory, SectionEntry};
-use crate::error::FirmwareError;
+use crate::error::ImageError;
 use crate::header::FileHeader;
 use crate::optionrom::{self, CodeType};
 use crate::problem::{Problem, Severity};
@@ -174,7 +174,7 @@ impl From<&Problem> for ProblemReport {
 }
 
 /// Inspects a file through a read-only memory map.
-pub fn inspect_file(path: &Path) -> Result<InspectReport, FirmwareError> {
+pub fn inspect_file(path: &Path) -> Result<InspectReport, ImageError> {
     let map = map_file(path)?;
     Ok(inspect(map.as_slice()))
 }
@@ -212,7 +212,7 @@ pub fn inspect_image(image: &UfiImage<'_>) -> InspectReport {
 }
 
 /// What can be said about a file the parser rejects.
-fn inspect_broken(bytes: &[u8], err: &FirmwareError) -> InspectReport {
+fn inspect_broken(bytes: &[u8], err: &ImageError) -> InspectReport {
     let mut report = InspectReport::empty(bytes.len());
     let mut problems = vec![Problem::Unflashable { message: error_chain(err) }];
     if let Ok(header) = FileHeader::parse(bytes) {
@@ -237,7 +237,7 @@ fn inspect_broken(bytes: &[u8], err: &FirmwareError) -> InspectReport {
 }
 
 /// `err` and its sources, joined with ": ".
-fn error_chain(err: &FirmwareError) -> String {
+fn error_chain(err: &ImageError) -> String {
     let mut message = err.to_string();
     let mut source = std::error::Error::source(err);
     while let Some(cause) = source {

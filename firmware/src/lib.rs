@@ -25,7 +25,7 @@
 //! assert_eq!(image.firmware_version().as_deref(), Some("11.1.172.23"));
 //! let report = inspect::inspect_image(&image);
 //! assert!(report.flashable && report.sections.iter().all(|s| s.crc_ok == Some(true)));
-//! # Ok::<(), oce_firmware::FirmwareError>(())
+//! # Ok::<(), oce_firmware::ImageError>(())
 //! ```
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
@@ -47,7 +47,8 @@ pub mod walk;
 pub use build::{ImageBuilder, Layout};
 pub use compat::{Adapter, Chip, ImageTarget, Incompatibility};
 pub use dir::{CookieForm, FlashDirectory, ImageType, OpType, SectionEntry};
-pub use error::FirmwareError;
+pub use error::ImageError;
+pub use flash::FlashError;
 pub use inspect::InspectReport;
 pub use problem::{Problem, Severity};
 pub use ufi::{Section, UfiImage};

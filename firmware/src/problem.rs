@@ -1,5 +1,5 @@
 //! Problems found in an image that do not stop parsing: what `fw inspect` reports beside the
-//! hard errors of [`crate::FirmwareError`].
+//! hard errors of [`crate::ImageError`].
 
 use std::fmt;
 

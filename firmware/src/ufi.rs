@@ -8,12 +8,12 @@ use oce_pci::mmap::ReadOnlyMap;
 use crate::compat::ImageTarget;
 use crate::crc::{self, CrcCheck};
 use crate::dir::{CookieForm, DirectoryLayout, FlashDirectory, ImageType, MAX_ENTRIES, SectionEntry};
-use crate::error::FirmwareError;
+use crate::error::ImageError;
 use crate::header::{FileHeader, ImageHeader};
 use crate::problem::Problem;
 
 /// Maps `path` read-only, for [`UfiImage::parse`] on large files without reading them into memory.
-pub fn map_file(path: &Path) -> Result<ReadOnlyMap, FirmwareError> {
+pub fn map_file(path: &Path) -> Result<ReadOnlyMap, ImageError> {
     Ok(ReadOnlyMap::open(path)?)
 }
 
@@ -56,12 +56,12 @@ impl Section<'_> {
 impl<'a> UfiImage<'a> {
     /// Parses and checks `bytes`. Hard errors (the image cannot be flashed) are returned; softer
     /// findings are kept in [`UfiImage::problems`].
-    pub fn parse(bytes: &'a [u8]) -> Result<Self, FirmwareError> {
+    pub fn parse(bytes: &'a [u8]) -> Result<Self, ImageError> {
         let header = FileHeader::parse(bytes)?;
         let len = bytes.len();
         let base = header.payload_base();
         if base > len as u64 {
-            return Err(FirmwareError::ImageHeadersPastEnd { num_imgs: header.num_imgs(), end: base, len });
+            return Err(ImageError::ImageHeadersPastEnd { num_imgs: header.num_imgs(), end: base, len });
         }
         let payload_base = base as usize;
         let mut problems = Vec::new();
@@ -72,7 +72,7 @@ impl<'a> UfiImage<'a> {
                     .filter(|h| h.imageid == ImageHeader::FLASHABLE_ID)
                     .count() as u32;
                 if flashable == 0 {
-                    return Err(FirmwareError::NoFlashableImage { num_imgs: header.num_imgs() });
+                    return Err(ImageError::NoFlashableImage { num_imgs: header.num_imgs() });
                 }
                 if flashable > 1 {
                     problems.push(Problem::SeveralFlashableHeaders { count: flashable });
@@ -84,25 +84,25 @@ impl<'a> UfiImage<'a> {
         let found = FlashDirectory::find_with_layout(bytes, payload_base, layout)?;
         let (directory_offset, directory) = (found.offset, found.directory);
         if layout == DirectoryLayout::G3 && directory.header.num_images as usize > MAX_ENTRIES {
-            return Err(FirmwareError::TooManyEntries {
+            return Err(ImageError::TooManyEntries {
                 offset: directory_offset + crate::dir::COOKIE_LEN + 0x0C,
                 num_images: directory.header.num_images,
                 max: MAX_ENTRIES,
             });
         }
         if directory.entries_in_use().next().is_none() {
-            return Err(FirmwareError::EmptyDirectory { offset: directory_offset });
+            return Err(ImageError::EmptyDirectory { offset: directory_offset });
         }
         let entries_offset = directory_offset + layout.entries_offset();
         for (index, entry) in directory.entries_in_use() {
             let entry_offset = entries_offset + index * SectionEntry::LEN;
             if (entry.pad_size as usize) < crc::TRAILER_LEN {
-                return Err(FirmwareError::SectionTooSmall { index, entry_offset, pad_size: entry.pad_size });
+                return Err(ImageError::SectionTooSmall { index, entry_offset, pad_size: entry.pad_size });
             }
             let start = base + u64::from(entry.offset);
             let end = start + u64::from(entry.pad_size);
             if end > len as u64 {
-                return Err(FirmwareError::SectionPastEnd { index, entry_offset, start, end, len });
+                return Err(ImageError::SectionPastEnd { index, entry_offset, start, end, len });
             }
         }
         if directory.cookie == CookieForm::Contiguous {

@@ -43,7 +43,7 @@ pub fn flash_file(
     file: &[u8],
     policy: oce_firmware::flash::Policy,
     observer: &mut dyn oce_firmware::flash::FlashObserver,
-) -> Result<oce_firmware::flash::FlashReport, oce_firmware::FirmwareError> {
+) -> Result<oce_firmware::flash::FlashReport, oce_firmware::FlashError> {
     use oce_firmware::flash;
     let image = oce_firmware::UfiImage::parse(file)?;
     let adapter = flash::read_adapter(mbox)?;

@@ -7,7 +7,7 @@ use std::cell::Cell;
 use oce_emulator::{Emulator, FaultSpec};
 use oce_firmware::dir::ImageType;
 use oce_firmware::flash::{FlashObserver, NoProgress, Outcome, Policy, SectionOutcome};
-use oce_firmware::{FirmwareError, ImageBuilder, UfiImage};
+use oce_firmware::{FlashError, ImageBuilder, UfiImage};
 use oce_mailbox::commands::GetFwVersion;
 use oce_mailbox::{AdditionalStatus, BaseStatus};
 use oce_tests::{flash_bin, flash_file, fresh_emulator, host, write_flashrom_count};
@@ -27,7 +27,7 @@ fn a_wrong_crc_trailer_is_refused_by_the_adapter_and_nothing_changes() {
     let mut mbox = host(&emu);
     let file = ImageBuilder::new(NEW).corrupt_crc(ImageType::FirmwareIscsi).build().unwrap();
     let err = flash_file(&mut mbox, &file, Policy::default(), &mut NoProgress).unwrap_err();
-    let FirmwareError::CrcMismatch { section } = &err else { panic!("{err:?}") };
+    let FlashError::CrcMismatch { section } = &err else { panic!("{err:?}") };
     assert_eq!(section.image_type, ImageType::FirmwareIscsi);
     assert!(err.to_string().contains("CRC wrong after transfer; nothing of it was written"), "{err}");
     let last = emu.events().into_iter().rev().find_map(|e| match e {
@@ -47,7 +47,7 @@ fn a_bad_section_later_in_the_walk_stops_there_and_the_adapter_still_boots() {
     let before = flash_bin(&emu);
     let err = flash_file(&mut mbox, &file, Policy::default(), &mut NoProgress).unwrap_err();
     assert!(
-        matches!(&err, FirmwareError::CrcMismatch { section } if section.image_type == ImageType::FirmwareBackupIscsi)
+        matches!(&err, FlashError::CrcMismatch { section } if section.image_type == ImageType::FirmwareBackupIscsi)
     );
     let image = UfiImage::parse(&file).unwrap();
     let backup = image.section(ImageType::FirmwareBackupIscsi).unwrap();
@@ -69,7 +69,7 @@ fn signature_refusals_are_clear_errors() {
         let expected = if missing { "missing" } else { "invalid" };
         assert!(err.to_string().contains(&format!("digital signature: {expected}")), "{err}");
         match err {
-            FirmwareError::SignatureMissing { section } | FirmwareError::SignatureInvalid { section } => {
+            FlashError::SignatureMissing { section } | FlashError::SignatureInvalid { section } => {
                 assert_eq!(section.image_type, ImageType::FirmwareIscsi);
             }
             other => panic!("{other:?}"),
@@ -87,7 +87,7 @@ fn a_failing_flash_part_is_a_write_error_with_the_statuses() {
     let file = ImageBuilder::new(NEW).build().unwrap();
     let err = flash_file(&mut mbox, &file, Policy::default(), &mut NoProgress).unwrap_err();
     // Chunk 20 is the backup section's 4th (the firmware section has 16).
-    let FirmwareError::WriteRejected { section, status } = &err else { panic!("{err:?}") };
+    let FlashError::WriteRejected { section, status } = &err else { panic!("{err:?}") };
     assert_eq!(section.image_type, ImageType::FirmwareBackupIscsi);
     assert_eq!((status.base, status.additional.raw()), (BaseStatus::Failed, 23));
     assert!(err.to_string().contains("0xb0 (backup firmware)"), "{err}");
@@ -138,7 +138,7 @@ fn a_stopped_flash_leaves_the_adapter_bootable_and_a_rerun_completes_it() {
     let file = ImageBuilder::new(NEW).build().unwrap();
     let mut stop = StopAfter { after: 2, written: Cell::new(0) };
     let err = flash_file(&mut mbox, &file, Policy::default(), &mut stop).unwrap_err();
-    let FirmwareError::Stopped { flashed, remaining } = &err else { panic!("{err:?}") };
+    let FlashError::Stopped { flashed, remaining } = &err else { panic!("{err:?}") };
     let types: Vec<ImageType> = flashed.iter().map(|s| s.image_type).collect();
     assert_eq!(types, [ImageType::FirmwareIscsi, ImageType::FirmwareBackupIscsi]);
     assert_eq!(*remaining, 4);
@@ -168,7 +168,7 @@ fn a_power_loss_in_mid_section_leaves_the_adapter_bootable_and_a_rerun_completes
     let file = ImageBuilder::new(NEW).build().unwrap();
     let err = flash_file(&mut mbox, &file, Policy::default(), &mut NoProgress).unwrap_err();
     assert!(
-        matches!(&err, FirmwareError::WriteFailed { section, source: oce_mailbox::MailboxError::DeviceGone { .. } }
+        matches!(&err, FlashError::WriteFailed { section, source: oce_mailbox::MailboxError::DeviceGone { .. } }
             if section.image_type == ImageType::FirmwareIscsi),
         "{err:?}"
     );

@@ -6,14 +6,14 @@ use oce_firmware::build::EntryPatch;
 use oce_firmware::compat::Incompatibility;
 use oce_firmware::dir::ImageType;
 use oce_firmware::flash::{NoProgress, Policy};
-use oce_firmware::{FirmwareError, ImageBuilder};
+use oce_firmware::{FlashError, ImageBuilder, ImageError};
 use oce_tests::{flash_bin, flash_file, fresh_emulator, host, write_flashrom_count};
 
 const NEW: &str = "11.2.1.0";
 
 /// Runs the whole flow on `file` with every policy flag set (none of them may relax these
 /// refusals), checks that nothing was written, and returns the error.
-fn refused(file: &[u8]) -> FirmwareError {
+fn refused(file: &[u8]) -> FlashError {
     let (_dir, emu) = fresh_emulator();
     let flash_before = flash_bin(&emu);
     let mut mbox = host(&emu);
@@ -35,10 +35,10 @@ fn wrong_chip() {
     assert!(
         matches!(
             err,
-            FirmwareError::Incompatible(Incompatibility::WrongChip {
+            FlashError::Image(ImageError::Incompatible(Incompatibility::WrongChip {
                 chip_char: b'3',
                 adapter: oce_firmware::Chip::Skyhawk
-            })
+            }))
         ),
         "{err:?}"
     );
@@ -52,7 +52,10 @@ fn asic_revision_too_low() {
     assert!(
         matches!(
             err,
-            FirmwareError::Incompatible(Incompatibility::AsicRevisionTooLow { image_rev: 0x0F, adapter_rev: 0x10 })
+            FlashError::Image(ImageError::Incompatible(Incompatibility::AsicRevisionTooLow {
+                image_rev: 0x0F,
+                adapter_rev: 0x10
+            }))
         ),
         "{err:?}"
     );
@@ -61,23 +64,23 @@ fn asic_revision_too_low() {
 #[test]
 fn no_cookie() {
     let err = refused(&ImageBuilder::new(NEW).cookie(None).build().unwrap());
-    assert!(matches!(err, FirmwareError::NoCookie { .. }), "{err:?}");
+    assert!(matches!(err, FlashError::Image(ImageError::NoCookie { .. })), "{err:?}");
 }
 
 #[test]
 fn truncated_file() {
     let err = refused(&ImageBuilder::new(NEW).truncate(100).build().unwrap());
-    assert!(matches!(err, FirmwareError::Truncated(_)), "{err:?}");
+    assert!(matches!(err, FlashError::Image(ImageError::Truncated(_))), "{err:?}");
     let full = ImageBuilder::new(NEW).build().unwrap().len();
     let err = refused(&ImageBuilder::new(NEW).truncate(full - 1000).build().unwrap());
-    assert!(matches!(err, FirmwareError::SectionPastEnd { .. }), "{err:?}");
+    assert!(matches!(err, FlashError::Image(ImageError::SectionPastEnd { .. })), "{err:?}");
 }
 
 #[test]
 fn section_past_the_end_of_the_file() {
     let err =
         refused(&ImageBuilder::new(NEW).patch_entry(ImageType::FirmwareIscsi, EntryPatch::PastEof).build().unwrap());
-    let FirmwareError::SectionPastEnd { index, end, len, .. } = err else { panic!("{err:?}") };
+    let FlashError::Image(ImageError::SectionPastEnd { index, end, len, .. }) = err else { panic!("{err:?}") };
     assert_eq!(index, 0);
     assert!(end > len as u64);
 }
@@ -85,19 +88,19 @@ fn section_past_the_end_of_the_file() {
 #[test]
 fn huge_num_imgs() {
     let err = refused(&ImageBuilder::new(NEW).num_imgs_field(0x1000_0000).build().unwrap());
-    assert!(matches!(err, FirmwareError::ImageHeadersPastEnd { num_imgs: 0x1000_0000, .. }), "{err:?}");
+    assert!(matches!(err, FlashError::Image(ImageError::ImageHeadersPastEnd { num_imgs: 0x1000_0000, .. })), "{err:?}");
 }
 
 #[test]
 fn empty_file() {
     let err = refused(&[]);
-    assert!(matches!(err, FirmwareError::Empty), "{err:?}");
+    assert!(matches!(err, FlashError::Image(ImageError::Empty)), "{err:?}");
 }
 
 #[test]
 fn more_than_32_directory_entries() {
     let err = refused(&ImageBuilder::new(NEW).num_images_field(33).build().unwrap());
-    assert!(matches!(err, FirmwareError::TooManyEntries { num_images: 33, max: 32, .. }), "{err:?}");
+    assert!(matches!(err, FlashError::Image(ImageError::TooManyEntries { num_images: 33, max: 32, .. })), "{err:?}");
 }
 
 #[test]
@@ -109,7 +112,7 @@ fn a_vf_cannot_read_the_flash_crcs() {
     let mut mbox = host(&emu);
     let err = flash_file(&mut mbox, &ImageBuilder::new(NEW).build().unwrap(), Policy::default(), &mut NoProgress)
         .unwrap_err();
-    let FirmwareError::CrcQueryFailed { section, source } = &err else { panic!("{err:?}") };
+    let FlashError::CrcQueryFailed { section, source } = &err else { panic!("{err:?}") };
     assert_eq!(section.image_type, ImageType::FirmwareIscsi);
     assert_eq!(source.status().unwrap().base, oce_mailbox::BaseStatus::UnauthorizedRequest);
     assert_no_change(&emu, &flash_before);

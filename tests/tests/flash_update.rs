@@ -148,7 +148,7 @@ fn a_downgrade_needs_allow_downgrade() {
     let mut mbox = host(&emu);
     let file = ImageBuilder::new("10.0.0.1").build().unwrap();
     let err = flash_file(&mut mbox, &file, Policy::default(), &mut NoProgress).unwrap_err();
-    assert!(matches!(err, oce_firmware::FirmwareError::Downgrade { .. }), "{err:?}");
+    assert!(matches!(err, oce_firmware::FlashError::Image(oce_firmware::ImageError::Downgrade { .. })), "{err:?}");
     assert_eq!(write_flashrom_count(&emu), 0);
     let report = flash_file(&mut mbox, &file, Policy { allow_downgrade: true, force: false }, &mut NoProgress).unwrap();
     assert_eq!(report.stored, "10.0.0.1");

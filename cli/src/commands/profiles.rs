@@ -4,10 +4,10 @@ use oce_mailbox::adapter::{ProfileState, read_profiles};
 use oce_pci::PciFunction;
 use serde::Serialize;
 
-use crate::error::CliResult;
+use crate::error::{CliResult, mailbox_error};
 use crate::output::Report;
 use crate::report::ProfilePair;
-use crate::session::{Job, Session, mailbox_error};
+use crate::session::{Job, Session};
 
 /// The `profiles` job.
 #[derive(Debug)]

@@ -4,10 +4,10 @@
 use oce_mailbox::adapter::read_info;
 use oce_pci::PciFunction;
 
-use crate::error::CliResult;
+use crate::error::{CliResult, mailbox_error};
 use crate::output::Report;
 use crate::report::QueryJson;
-use crate::session::{Job, Session, mailbox_error};
+use crate::session::{Job, Session};
 
 /// The `query` job.
 #[derive(Debug)]

@@ -16,9 +16,9 @@ use oce_pci::PciFunction;
 use serde::Serialize;
 
 use crate::args::RawArgs;
-use crate::error::{CliError, CliResult, ErrorKind};
+use crate::error::{CliError, CliResult, ErrorKind, mailbox_error};
 use crate::output::{Report, confirm, hexdump};
-use crate::session::{Job, Session, mailbox_error, stop_point};
+use crate::session::{Job, Session, stop_point};
 
 /// Largest non-embedded buffer `raw` allocates (GET_FUNC_CONFIG needs 23252, WRITE_FLASHROM 32804).
 const MAX_NON_EMBEDDED: usize = 64 * 1024;

@@ -1,15 +1,14 @@
 //! `ocetool reset`: the chip soft reset (pcicfg 0x5C bit 7, spec/protocol.md §2.5, §7.4), the
 //! POST wait, and a report of what now runs.
 
-use oce_mailbox::MailboxError;
 use oce_mailbox::adapter::read_profiles;
 use oce_pci::PciFunction;
 use serde::Serialize;
 
-use crate::error::{CliError, CliResult, ErrorKind};
+use crate::error::{CliResult, mailbox_error, reset_error};
 use crate::output::{Report, confirm};
 use crate::report::{FirmwareVersions, ProfilePair, RunningState};
-use crate::session::{Job, Session, mailbox_error, require_physical_function, stop_point};
+use crate::session::{Job, Session, require_physical_function, stop_point};
 
 /// The `reset` job.
 #[derive(Debug)]
@@ -39,12 +38,6 @@ pub struct ResetJson {
     pub roce_enabled: bool,
     /// The POST semaphore after the reset.
     pub semaphore: u32,
-}
-
-/// An error of the reset itself: the next remedy is a power cycle, not another reset.
-fn reset_error(context: &str, e: &MailboxError) -> CliError {
-    CliError::from_error(ErrorKind::Failed, context, e)
-        .hint("power-cycle the adapter (reboot the host; on the emulator: `ocetool emulator power-cycle`)")
 }
 
 impl Job for Reset {

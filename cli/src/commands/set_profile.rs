@@ -5,14 +5,14 @@
 //! NVRAM as a unit, so a process killed at any point leaves either the old or the new next-boot
 //! profile.
 
-use oce_mailbox::adapter::{ProfileError, ProfileTarget, SwitchError, read_profiles, resolve_target, set_next_profile};
+use oce_mailbox::adapter::{ProfileTarget, SwitchError, read_profiles, resolve_target, set_next_profile};
 use oce_pci::PciFunction;
 use serde::Serialize;
 
-use crate::error::{CliError, CliResult, ErrorKind};
+use crate::error::{CliError, CliResult, ErrorKind, mailbox_error, profile_error};
 use crate::output::{Report, confirm};
 use crate::report::{FirmwareVersions, ProfilePair, ProfileRef, RunningState};
-use crate::session::{Job, Session, mailbox_error, require_physical_function, stop_point};
+use crate::session::{Job, Session, require_physical_function, stop_point};
 
 /// The `set-profile` job.
 #[derive(Debug)]
@@ -44,20 +44,6 @@ pub struct SetProfileJson {
     pub function_mode: u32,
     /// RoCE in the running profile.
     pub roce_enabled: bool,
-}
-
-pub(crate) fn profile_error(e: ProfileError) -> CliError {
-    let kind = match e {
-        ProfileError::NotApplied { .. } => ErrorKind::Failed,
-        _ => ErrorKind::Usage,
-    };
-    let err = CliError::from_error(kind, "", &e);
-    match e {
-        ProfileError::NotApplied { .. } => {
-            err.hint("the adapter did not keep the change; retry, and check the firmware")
-        }
-        _ => err.hint("see `ocetool profiles`"),
-    }
 }
 
 impl Job for SetProfile {

@@ -3,7 +3,7 @@
 
 use crate::crc::TRAILER_LEN;
 use crate::dir::{FlashDirectory, ImageType, MAX_ENTRIES, SCAN_STEP};
-use crate::error::FirmwareError;
+use crate::error::ImageError;
 
 use super::rom;
 
@@ -100,22 +100,22 @@ impl Layout {
     }
 
     /// Checks that the builder can lay these sections out.
-    pub fn validate(&self) -> Result<(), FirmwareError> {
-        let bad = |s: &SectionSpec, reason| FirmwareError::InvalidLayout {
+    pub fn validate(&self) -> Result<(), ImageError> {
+        let bad = |s: &SectionSpec, reason| ImageError::InvalidLayout {
             image_type: s.image_type,
             offset: s.offset,
             pad_size: s.pad_size,
             reason,
         };
         if self.sections.len() > MAX_ENTRIES {
-            return Err(FirmwareError::TooManyEntries {
+            return Err(ImageError::TooManyEntries {
                 offset: 0,
                 num_images: self.sections.len() as u32,
                 max: MAX_ENTRIES,
             });
         }
         if self.sections.iter().filter(|s| s.image_type == ImageType::UfiDir).count() != 1 {
-            return Err(FirmwareError::InvalidLayout {
+            return Err(ImageError::InvalidLayout {
                 image_type: ImageType::UfiDir,
                 offset: 0,
                 pad_size: 0,

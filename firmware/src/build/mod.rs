@@ -23,7 +23,7 @@ use oce_mailbox::wire::{Wire, Writer};
 
 use crate::crc::{self, TRAILER_LEN};
 use crate::dir::{CookieForm, FlashDirectory, ImageType, SectionEntry};
-use crate::error::FirmwareError;
+use crate::error::ImageError;
 use crate::header::{BUILD_LEN, FileHeaderG3, ImageHeader, c_string};
 
 pub use layout::{FLASH_SIZE, Layout, SectionSpec};
@@ -170,7 +170,7 @@ impl ImageBuilder {
     }
 
     /// The whole `.ufi` file.
-    pub fn build(&self) -> Result<Vec<u8>, FirmwareError> {
+    pub fn build(&self) -> Result<Vec<u8>, ImageError> {
         self.check_version()?;
         self.layout.validate()?;
         let base = self.payload_base();
@@ -212,7 +212,7 @@ impl ImageBuilder {
 
     /// Just the payload: the flash-address-space image the emulator writes at flash offset 0
     /// (its length is the end of the last section, at most [`FLASH_SIZE`]).
-    pub fn build_flash(&self) -> Result<Vec<u8>, FirmwareError> {
+    pub fn build_flash(&self) -> Result<Vec<u8>, ImageError> {
         self.check_version()?;
         self.layout.validate()?;
         let mut out = vec![0u8; self.layout.payload_len()];
@@ -257,16 +257,16 @@ impl ImageBuilder {
         dir
     }
 
-    fn check_version(&self) -> Result<(), FirmwareError> {
+    fn check_version(&self) -> Result<(), ImageError> {
         let v = &self.version;
         if v.is_empty() || v.len() > MAX_VERSION_LEN || !v.bytes().all(|b| b.is_ascii_graphic()) {
-            return Err(FirmwareError::InvalidVersion { version: v.clone(), max_len: MAX_VERSION_LEN });
+            return Err(ImageError::InvalidVersion { version: v.clone(), max_len: MAX_VERSION_LEN });
         }
         Ok(())
     }
 
     /// Writes every section into `out` (the payload, `layout.payload_len()` bytes).
-    fn write_payload(&self, out: &mut [u8]) -> Result<(), FirmwareError> {
+    fn write_payload(&self, out: &mut [u8]) -> Result<(), ImageError> {
         out.fill(0xFF);
         for s in &self.layout.sections {
             let region = &mut out[s.offset as usize..s.end() as usize];

@@ -90,7 +90,7 @@ fn defect_knobs_change_what_they_say() {
     assert_eq!((file[0x48], file[0x60]), (b'3', 0x0F));
 
     let file = ImageBuilder::new(V).cookie(None).build().unwrap();
-    assert!(matches!(FlashDirectory::find(&file, 176), Err(FirmwareError::NoCookie { base: 176, .. })));
+    assert!(matches!(FlashDirectory::find(&file, 176), Err(ImageError::NoCookie { base: 176, .. })));
     assert!(file[176..208].iter().all(|&b| b == 0));
 
     let file = ImageBuilder::new(V).cookie(Some(CookieForm::Contiguous)).build().unwrap();
@@ -131,23 +131,23 @@ fn defect_knobs_change_what_they_say() {
 #[test]
 fn invalid_versions_and_layouts_are_refused() {
     for v in ["", "1.2.3.4.5.6.7.8.9.10.11", "11.1 172", "é"] {
-        assert!(matches!(ImageBuilder::new(v).build(), Err(FirmwareError::InvalidVersion { .. })), "{v:?}");
+        assert!(matches!(ImageBuilder::new(v).build(), Err(ImageError::InvalidVersion { .. })), "{v:?}");
     }
     assert!(ImageBuilder::new("123456789012345678901").build().is_ok(), "21 characters fit");
     let mut layout = Layout::small();
     layout.sections[0].offset = 0x4_0001; // firmware now overlaps the backup
     let err = ImageBuilder::new(V).layout(layout).build().unwrap_err();
-    assert!(matches!(err, FirmwareError::InvalidLayout { reason: "the section overlaps an earlier one", .. }));
+    assert!(matches!(err, ImageError::InvalidLayout { reason: "the section overlaps an earlier one", .. }));
     let mut layout = Layout::small();
     layout.sections.retain(|s| s.image_type != ImageType::UfiDir);
-    assert!(matches!(ImageBuilder::new(V).layout(layout).build(), Err(FirmwareError::InvalidLayout { .. })));
+    assert!(matches!(ImageBuilder::new(V).layout(layout).build(), Err(ImageError::InvalidLayout { .. })));
     let mut layout = Layout::small();
     layout.sections[0].offset = FLASH_SIZE - 4;
     assert!(matches!(
         ImageBuilder::new(V).layout(layout).build(),
-        Err(FirmwareError::InvalidLayout { reason: "the section ends past the 16 MiB flash", .. })
+        Err(ImageError::InvalidLayout { reason: "the section ends past the 16 MiB flash", .. })
     ));
     let mut layout = Layout::small();
     layout.sections[3].pad_size = 100; // PXE: the ROM does not fit
-    assert!(matches!(ImageBuilder::new(V).layout(layout).build(), Err(FirmwareError::InvalidLayout { .. })));
+    assert!(matches!(ImageBuilder::new(V).layout(layout).build(), Err(ImageError::InvalidLayout { .. })));
 }

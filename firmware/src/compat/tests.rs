@@ -57,7 +57,8 @@ fn wrong_chip_is_refused() {
     assert_eq!(err, Incompatibility::WrongChip { chip_char: b'3', adapter: Chip::Skyhawk });
     assert_eq!(err.to_string(), "the image is for be3 (build[0] '3'), the adapter is skyhawk");
     assert!(!assess(be3, skyhawk(0x10)).freebsd_accepts);
-    assert!(matches!(check(be3, skyhawk(0x10)), Err(FirmwareError::Incompatible(Incompatibility::WrongChip { .. }))));
+    let err = crate::ImageError::from(err);
+    assert!(matches!(err, crate::ImageError::Incompatible(Incompatibility::WrongChip { .. })));
     let junk = ImageTarget { chip_char: b'x', asic_type_rev: 0x10 };
     assert!(check_linux(junk, skyhawk(0x10)).unwrap_err().to_string().contains("names no known chip"));
 }

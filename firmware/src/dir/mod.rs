@@ -2,11 +2,11 @@
 //! the drivers find it, and the versions it carries (ufi-firmware.md §2).
 
 mod entry;
-mod types;
+pub(crate) mod types;
 
 use oce_mailbox::wire::{Reader, Wire, Writer};
 
-use crate::error::FirmwareError;
+use crate::error::ImageError;
 
 pub use entry::{DirectoryLayout, SectionEntry, SectionHeader};
 pub use types::{ImageType, OpType};
@@ -104,16 +104,16 @@ impl FlashDirectory {
     }
 
     /// Encodes the directory (`layout.size()` bytes).
-    pub fn encode(&self) -> Result<Vec<u8>, FirmwareError> {
+    pub fn encode(&self) -> Result<Vec<u8>, ImageError> {
         let mut out = vec![0u8; self.layout.size()];
         self.encode_into(&mut out)?;
         Ok(out)
     }
 
     /// Encodes the directory into the start of `out`, which must hold `layout.size()` bytes.
-    pub fn encode_into(&self, out: &mut [u8]) -> Result<(), FirmwareError> {
+    pub fn encode_into(&self, out: &mut [u8]) -> Result<(), ImageError> {
         if self.entries.len() > MAX_ENTRIES {
-            return Err(FirmwareError::TooManyEntries {
+            return Err(ImageError::TooManyEntries {
                 offset: COOKIE_LEN + 0x0C,
                 num_images: self.entries.len() as u32,
                 max: MAX_ENTRIES,
@@ -133,13 +133,13 @@ impl FlashDirectory {
 
     /// Decodes the directory whose cookie is at `offset` in `bytes`. The cookie must be one of
     /// the two forms and the whole directory must fit.
-    pub fn parse_at(bytes: &[u8], offset: usize, layout: DirectoryLayout) -> Result<Self, FirmwareError> {
+    pub fn parse_at(bytes: &[u8], offset: usize, layout: DirectoryLayout) -> Result<Self, ImageError> {
         let available = bytes.len().saturating_sub(offset);
         if available < layout.size() {
-            return Err(FirmwareError::DirectoryTruncated { offset, needed: layout.size(), available });
+            return Err(ImageError::DirectoryTruncated { offset, needed: layout.size(), available });
         }
         let cookie =
-            CookieForm::detect(&bytes[offset..]).ok_or(FirmwareError::NoCookie { base: offset, len: bytes.len() })?;
+            CookieForm::detect(&bytes[offset..]).ok_or(ImageError::NoCookie { base: offset, len: bytes.len() })?;
         let mut r = Reader::at(bytes, offset + COOKIE_LEN);
         let header = SectionHeader::decode(&mut r, layout)?;
         let entries = (0..MAX_ENTRIES).map(|_| SectionEntry::decode(&mut r)).collect::<Result<Vec<_>, _>>()?;
@@ -150,17 +150,13 @@ impl FlashDirectory {
     /// position holding either cookie form wins (ufi-firmware.md §2.2). Unlike the drivers, the
     /// whole directory must lie inside `bytes`.
     #[doc(alias = "get_fsec_info")]
-    pub fn find(bytes: &[u8], base: usize) -> Result<FoundDirectory, FirmwareError> {
+    pub fn find(bytes: &[u8], base: usize) -> Result<FoundDirectory, ImageError> {
         Self::find_with_layout(bytes, base, DirectoryLayout::G3)
     }
 
     /// [`FlashDirectory::find`] for either layout.
-    pub fn find_with_layout(
-        bytes: &[u8],
-        base: usize,
-        layout: DirectoryLayout,
-    ) -> Result<FoundDirectory, FirmwareError> {
-        let offset = Self::scan(bytes, base).ok_or(FirmwareError::NoCookie { base, len: bytes.len() })?;
+    pub fn find_with_layout(bytes: &[u8], base: usize, layout: DirectoryLayout) -> Result<FoundDirectory, ImageError> {
+        let offset = Self::scan(bytes, base).ok_or(ImageError::NoCookie { base, len: bytes.len() })?;
         Ok(FoundDirectory { offset, directory: Self::parse_at(bytes, offset, layout)? })
     }
 

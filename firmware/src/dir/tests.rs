@@ -109,7 +109,7 @@ fn g2_directory_layout() {
 #[test]
 fn too_many_entries_cannot_be_encoded() {
     let dir = FlashDirectory::new(vec![SectionEntry::empty(); 33], "x");
-    assert!(matches!(dir.encode(), Err(FirmwareError::TooManyEntries { num_images: 33, .. })));
+    assert!(matches!(dir.encode(), Err(ImageError::TooManyEntries { num_images: 33, .. })));
 }
 
 #[test]
@@ -129,12 +129,12 @@ fn find_scans_in_32_byte_steps_from_base() {
     assert_eq!(found.offset, 164);
     assert_eq!(found.directory.cookie, CookieForm::Split);
     // A base that puts the cookie off the 32-byte grid does not find it.
-    assert!(matches!(FlashDirectory::find(&buf, 116), Err(FirmwareError::NoCookie { base: 116, .. })));
-    assert!(matches!(FlashDirectory::find(&buf, 10_000), Err(FirmwareError::NoCookie { base: 10_000, .. })));
+    assert!(matches!(FlashDirectory::find(&buf, 116), Err(ImageError::NoCookie { base: 116, .. })));
+    assert!(matches!(FlashDirectory::find(&buf, 10_000), Err(ImageError::NoCookie { base: 10_000, .. })));
     // Truncated: the cookie is there, the directory does not fit.
     let err = FlashDirectory::find(&buf[..164 + 2239], 100).unwrap_err();
-    assert!(matches!(err, FirmwareError::DirectoryTruncated { offset: 164, needed: 2240, available: 2239 }));
-    assert!(matches!(FlashDirectory::find(&buf[..180], 100), Err(FirmwareError::NoCookie { .. })));
+    assert!(matches!(err, ImageError::DirectoryTruncated { offset: 164, needed: 2240, available: 2239 }));
+    assert!(matches!(FlashDirectory::find(&buf[..180], 100), Err(ImageError::NoCookie { .. })));
 }
 
 #[test]

@@ -12,7 +12,7 @@
 //!
 //! ```no_run
 //! # fn demo<F: oce_pci::PciFunction>(mbox: &mut oce_mailbox::BootstrapMailbox<F>, file: &[u8])
-//! # -> Result<(), oce_firmware::FirmwareError> {
+//! # -> Result<(), oce_firmware::FlashError> {
 //! use oce_firmware::UfiImage;
 //! use oce_firmware::flash::{self, NoProgress, Policy};
 //!
@@ -27,6 +27,7 @@
 //! The image is borrowed throughout (typically a read-only memory map): each 32 KiB chunk is
 //! copied once into the command buffer and once into DMA memory, nothing else.
 
+mod error;
 mod observer;
 mod plan;
 mod report;
@@ -40,12 +41,11 @@ use oce_mailbox::commands::{GetFwVersion, QueryFirmwareConfig};
 use oce_mailbox::{BootstrapMailbox, MailboxError};
 use oce_pci::{Chip, ConfigSpace, PciFunction, ids};
 
-use crate::error::FirmwareError;
 use crate::ufi::UfiImage;
 
+pub use error::FlashError;
 pub use observer::{FlashObserver, NoProgress};
 pub use plan::{Action, AdapterState, FlashPlan, PlannedSection, Policy, VersionChange, plan, version_change};
-pub(crate) use report::list_sections;
 pub use report::{FlashMode, FlashReport, Outcome, SectionOutcome, SectionRef};
 pub use skyhawk::CHUNK;
 
@@ -58,18 +58,18 @@ pub use skyhawk::CHUNK;
 /// gate, PHY gate), which ocetool does not implement; running the Skyhawk walk there would write
 /// the wrong places. BE2 is refused as FreeBSD refuses it ("Flashing not supported for BE2 yet.",
 /// §1.5).
-pub fn check_chip(chip: Chip) -> Result<(), FirmwareError> {
+pub fn check_chip(chip: Chip) -> Result<(), FlashError> {
     match chip {
         Chip::Skyhawk => Ok(()),
-        Chip::Lancer => Err(FirmwareError::UnsupportedChip {
+        Chip::Lancer => Err(FlashError::UnsupportedChip {
             chip,
             reason: "Lancer adapters are not supported; ocetool flashes OCe14000 (Skyhawk) adapters only",
         }),
-        Chip::Be3 => Err(FirmwareError::UnsupportedChip {
+        Chip::Be3 => Err(FlashError::UnsupportedChip {
             chip,
             reason: "BE3 firmware is flashed with be2net's fixed-flash-map walk, which ocetool does not implement",
         }),
-        Chip::Be2 => Err(FirmwareError::UnsupportedChip {
+        Chip::Be2 => Err(FlashError::UnsupportedChip {
             chip,
             reason: "BE2 flashing is refused, as FreeBSD refuses it (its g2 images use another walk)",
         }),
@@ -80,25 +80,25 @@ pub fn check_chip(chip: Chip) -> Result<(), FirmwareError> {
 const CFG_ID: u16 = 0x00;
 
 /// The chip of the mailbox's function, from its PCI IDs (`oce_pci::ids`).
-pub fn read_chip<F: PciFunction>(mbox: &BootstrapMailbox<F>) -> Result<Chip, FirmwareError> {
+pub fn read_chip<F: PciFunction>(mbox: &BootstrapMailbox<F>) -> Result<Chip, FlashError> {
     let word = mbox
         .function()
         .config()
         .read32(CFG_ID)
-        .map_err(|e| FirmwareError::Device { during: "reading the PCI IDs", source: MailboxError::Pci(e) })?;
+        .map_err(|e| FlashError::Device { during: "reading the PCI IDs", source: MailboxError::Pci(e) })?;
     let (vendor, device) = (word as u16, (word >> 16) as u16);
-    ids::identify(vendor, device).map(|k| k.chip).ok_or(FirmwareError::UnknownDevice { vendor, device })
+    ids::identify(vendor, device).map(|k| k.chip).ok_or(FlashError::UnknownDevice { vendor, device })
 }
 
 /// Everything [`plan`] needs from the adapter: chip, ASIC revision (QUERY_FIRMWARE_CONFIG) and
 /// versions (GET_FW_VERSION). Read-only.
-pub fn read_adapter<F: PciFunction>(mbox: &mut BootstrapMailbox<F>) -> Result<AdapterState, FirmwareError> {
+pub fn read_adapter<F: PciFunction>(mbox: &mut BootstrapMailbox<F>) -> Result<AdapterState, FlashError> {
     let chip = read_chip(mbox)?;
     let config = mbox
         .execute(&QueryFirmwareConfig)
-        .map_err(|source| FirmwareError::Device { during: "QUERY_FIRMWARE_CONFIG", source })?;
+        .map_err(|source| FlashError::Device { during: "QUERY_FIRMWARE_CONFIG", source })?;
     let versions =
-        mbox.execute(&GetFwVersion).map_err(|source| FirmwareError::Device { during: "GET_FW_VERSION", source })?;
+        mbox.execute(&GetFwVersion).map_err(|source| FlashError::Device { during: "GET_FW_VERSION", source })?;
     Ok(AdapterState { chip, asic_rev: config.asic_rev(), running: versions.running, stored: versions.on_flash })
 }
 
@@ -108,7 +108,7 @@ pub fn check_crcs<F: PciFunction>(
     mbox: &mut BootstrapMailbox<F>,
     image: &UfiImage<'_>,
     plan: &mut FlashPlan,
-) -> Result<FlashMode, FirmwareError> {
+) -> Result<FlashMode, FlashError> {
     skyhawk::check_crcs(mbox, image, plan)
 }
 
@@ -119,6 +119,6 @@ pub fn flash_ufi<F: PciFunction, O: FlashObserver + ?Sized>(
     image: &UfiImage<'_>,
     plan: &FlashPlan,
     observer: &mut O,
-) -> Result<FlashReport, FirmwareError> {
+) -> Result<FlashReport, FlashError> {
     skyhawk::run(mbox, image, plan, observer)
 }

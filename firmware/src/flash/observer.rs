@@ -15,7 +15,7 @@ use super::report::{SectionOutcome, SectionRef};
 /// (ufi-firmware.md §3.3, §3.4). Abandoning a section part-way would leave staged data in the
 /// firmware whose handling nobody public documents (§8: behaviour on interrupted sequences), and
 /// gains little: the largest section is a few MiB. So the section in flight is finished, the walk
-/// stops with [`crate::FirmwareError::Stopped`], and every section on flash is either wholly old
+/// stops with [`crate::FlashError::Stopped`], and every section on flash is either wholly old
 /// or wholly new. Running the update again resumes: the CRC query skips what is already there.
 pub trait FlashObserver {
     /// The flash is about to start with this plan.

@@ -6,9 +6,10 @@ use std::cmp::Ordering;
 use serde::Serialize;
 
 use super::check_chip;
+use super::error::FlashError;
 use super::report::SectionRef;
 use crate::compat::{self, CompatReport};
-use crate::error::FirmwareError;
+use crate::error::ImageError;
 use crate::ufi::UfiImage;
 use crate::version;
 use crate::walk::{WalkStep, walk};
@@ -157,10 +158,10 @@ impl FlashPlan {
 /// relaxes it), a chip ocetool cannot flash ([`check_chip`]), a section that ends
 /// past the 32-bit flash address space, and without `allow_downgrade` an older or unordered
 /// firmware version.
-pub fn plan(image: &UfiImage<'_>, adapter: &AdapterState, policy: Policy) -> Result<FlashPlan, FirmwareError> {
+pub fn plan(image: &UfiImage<'_>, adapter: &AdapterState, policy: Policy) -> Result<FlashPlan, FlashError> {
     let target = image.target();
     let compat_adapter = compat::Adapter { chip: adapter.chip, asic_rev: adapter.asic_rev };
-    compat::check(target, compat_adapter)?;
+    compat::check_linux(target, compat_adapter).map_err(ImageError::from)?;
     check_chip(adapter.chip)?;
     let sections = walk(image).map(|step| planned(&step, policy)).collect::<Result<Vec<_>, _>>()?;
     let image_version = image.firmware_version().unwrap_or_else(|| image.version());
@@ -168,10 +169,12 @@ pub fn plan(image: &UfiImage<'_>, adapter: &AdapterState, policy: Policy) -> Res
     if !policy.allow_downgrade {
         match version_change {
             VersionChange::Downgrade => {
-                return Err(FirmwareError::Downgrade { image: image_version, stored: adapter.stored.clone() });
+                return Err(ImageError::Downgrade { image: image_version, stored: adapter.stored.clone() }.into());
             }
             VersionChange::Unordered => {
-                return Err(FirmwareError::VersionUnordered { image: image_version, stored: adapter.stored.clone() });
+                return Err(
+                    ImageError::VersionUnordered { image: image_version, stored: adapter.stored.clone() }.into()
+                );
             }
             VersionChange::Upgrade | VersionChange::Same | VersionChange::NoneOnFlash => {}
         }
@@ -202,11 +205,11 @@ pub fn version_change(image: &str, stored: &str) -> VersionChange {
 /// The first flash address past the 32-bit space the commands' `offset` fields can name.
 const ADDRESS_SPACE_END: u64 = 1 << 32;
 
-pub(crate) fn planned(step: &WalkStep<'_>, policy: Policy) -> Result<PlannedSection, FirmwareError> {
+pub(crate) fn planned(step: &WalkStep<'_>, policy: Policy) -> Result<PlannedSection, FlashError> {
     let section = SectionRef { index: step.section.index, image_type: step.section.entry.image_type };
     let end = step.section.entry.end();
     if end > ADDRESS_SPACE_END {
-        return Err(FirmwareError::SectionPastAddressSpace { section, end });
+        return Err(FlashError::SectionPastAddressSpace { section, end });
     }
     let (action, reason) = if step.is_skipped() {
         (Action::SkipUnsupported, REASON_NO_OPTYPE)

@@ -5,12 +5,12 @@
 use oce_mailbox::commands::{FlashOpType, FlashromOp, WriteFlashrom};
 use oce_mailbox::{AdditionalStatus, BaseStatus, CompletionStatus, MailboxError};
 
+use super::error::FlashError;
 use super::observer::FlashObserver;
 use super::plan::{Action, FlashPlan, REASON_DIFFERS, REASON_FORCE, REASON_NO_OPTYPE, REASON_OLD_IMAGE, REASON_SAME};
 use super::report::{FlashMode, FlashReport, Outcome, SectionOutcome, SectionRef};
 use super::target::FlashTarget;
 use crate::dir::OpType;
-use crate::error::FirmwareError;
 use crate::ufi::UfiImage;
 use crate::walk::{WalkStep, walk};
 
@@ -84,9 +84,9 @@ pub(crate) fn run<T: FlashTarget + ?Sized, O: FlashObserver + ?Sized>(
     image: &UfiImage<'_>,
     plan: &FlashPlan,
     obs: &mut O,
-) -> Result<FlashReport, FirmwareError> {
+) -> Result<FlashReport, FlashError> {
     if !plan.matches(image) {
-        return Err(FirmwareError::PlanMismatch);
+        return Err(FlashError::PlanMismatch);
     }
     obs.plan_ready(plan);
     let steps: Vec<WalkStep<'_>> = walk(image).collect();
@@ -103,7 +103,7 @@ pub(crate) fn run<T: FlashTarget + ?Sized, O: FlashObserver + ?Sized>(
             }
             if w.obs.should_stop() {
                 let remaining = outcomes.iter().filter(|o| o.is_none()).count();
-                return Err(FirmwareError::Stopped { flashed: w.flashed, remaining });
+                return Err(FlashError::Stopped { flashed: w.flashed, remaining });
             }
             match w.entry(step)? {
                 Step::Done(o) => {
@@ -121,10 +121,8 @@ pub(crate) fn run<T: FlashTarget + ?Sized, O: FlashObserver + ?Sized>(
         break;
     }
     let sections: Vec<SectionOutcome> = outcomes.into_iter().flatten().collect();
-    let versions = w
-        .dev
-        .versions()
-        .map_err(|source| FirmwareError::Device { during: "GET_FW_VERSION after the flash", source })?;
+    let versions =
+        w.dev.versions().map_err(|source| FlashError::Device { during: "GET_FW_VERSION after the flash", source })?;
     let bytes_written = sections.iter().filter(|s| s.action == Outcome::Flashed).map(|s| u64::from(s.bytes)).sum();
     Ok(FlashReport {
         changed: !w.flashed.is_empty(),
@@ -140,7 +138,7 @@ pub(crate) fn run<T: FlashTarget + ?Sized, O: FlashObserver + ?Sized>(
 
 impl<T: FlashTarget + ?Sized, O: FlashObserver + ?Sized> Walk<'_, T, O> {
     /// §2.8 steps 1–7 for one entry.
-    fn entry(&mut self, step: &WalkStep<'_>) -> Result<Step, FirmwareError> {
+    fn entry(&mut self, step: &WalkStep<'_>) -> Result<Step, FlashError> {
         let section = section_ref(step);
         let Some(optype) = step.optype else {
             return Ok(Step::Done(outcome(step, Outcome::SkippedUnsupported, REASON_NO_OPTYPE)));
@@ -154,9 +152,9 @@ impl<T: FlashTarget + ?Sized, O: FlashObserver + ?Sized> Walk<'_, T, O> {
                 Err(e) => match refusal(&e) {
                     Some(status) if self.offset_mode => return Ok(Step::FallBack(section, status)),
                     Some(status) => {
-                        return Err(FirmwareError::FlashIncomplete { section, status, flashed: self.flashed.clone() });
+                        return Err(FlashError::FlashIncomplete { section, status, flashed: self.flashed.clone() });
                     }
-                    None => return Err(FirmwareError::CrcQueryFailed { section, source: e }),
+                    None => return Err(FlashError::CrcQueryFailed { section, source: e }),
                 },
             }
         }
@@ -205,10 +203,10 @@ impl<T: FlashTarget + ?Sized, O: FlashObserver + ?Sized> Walk<'_, T, O> {
     }
 
     /// §2.8 step 7: what a failed write means.
-    fn write_failure(&self, step: &WalkStep<'_>, optype: OpType, err: MailboxError) -> Result<Step, FirmwareError> {
+    fn write_failure(&self, step: &WalkStep<'_>, optype: OpType, err: MailboxError) -> Result<Step, FlashError> {
         let section = section_ref(step);
         let Some(status) = err.status() else {
-            return Err(FirmwareError::WriteFailed { section, source: err });
+            return Err(FlashError::WriteFailed { section, source: err });
         };
         if status.base == BaseStatus::IllegalField && self.offset_mode {
             return Ok(Step::FallBack(section, status));
@@ -218,10 +216,10 @@ impl<T: FlashTarget + ?Sized, O: FlashObserver + ?Sized> Walk<'_, T, O> {
             return Ok(Step::Done(outcome(step, Outcome::SkippedUnsupported, REASON_OLD_REFUSED)));
         }
         Err(match status.additional {
-            AdditionalStatus::MissingSignature => FirmwareError::SignatureMissing { section },
-            AdditionalStatus::InvalidSignature => FirmwareError::SignatureInvalid { section },
-            AdditionalStatus::FlashImageCrcMismatch => FirmwareError::CrcMismatch { section },
-            _ => FirmwareError::WriteRejected { section, status },
+            AdditionalStatus::MissingSignature => FlashError::SignatureMissing { section },
+            AdditionalStatus::InvalidSignature => FlashError::SignatureInvalid { section },
+            AdditionalStatus::FlashImageCrcMismatch => FlashError::CrcMismatch { section },
+            _ => FlashError::WriteRejected { section, status },
         })
     }
 }
@@ -233,9 +231,9 @@ pub(crate) fn check_crcs<T: FlashTarget + ?Sized>(
     dev: &mut T,
     image: &UfiImage<'_>,
     plan: &mut FlashPlan,
-) -> Result<FlashMode, FirmwareError> {
+) -> Result<FlashMode, FlashError> {
     if !plan.matches(image) {
-        return Err(FirmwareError::PlanMismatch);
+        return Err(FlashError::PlanMismatch);
     }
     let mut offset_mode = true;
     for (planned, step) in plan.sections.iter_mut().zip(walk(image)) {
@@ -245,7 +243,7 @@ pub(crate) fn check_crcs<T: FlashTarget + ?Sized>(
             offset_mode = false;
             answer = crc_matches(dev, &step, optype, offset_mode);
         }
-        let same = answer.map_err(|source| FirmwareError::CrcQueryFailed { section: section_ref(&step), source })?;
+        let same = answer.map_err(|source| FlashError::CrcQueryFailed { section: section_ref(&step), source })?;
         (planned.action, planned.reason) =
             if same { (Action::SkipSame, REASON_SAME) } else { (Action::Flash, REASON_DIFFERS) };
     }

@@ -88,19 +88,13 @@ fn image_header_golden_bytes() {
 
 #[test]
 fn short_and_empty_headers_are_typed_errors() {
-    assert!(matches!(FileHeader::parse(&[]), Err(FirmwareError::Empty)));
+    assert!(matches!(FileHeader::parse(&[]), Err(ImageError::Empty)));
     let err = FileHeader::parse(&[0u8; 0x48]).unwrap_err();
-    assert!(matches!(
-        err,
-        FirmwareError::Truncated(WireError { field: "build", offset: 0x48, needed: 1, available: 0 })
-    ));
+    assert!(matches!(err, ImageError::Truncated(WireError { field: "build", offset: 0x48, needed: 1, available: 0 })));
     let mut buf = [0u8; 127];
     buf[0x48] = b'4';
     let err = FileHeader::parse(&buf).unwrap_err();
-    assert!(matches!(
-        err,
-        FirmwareError::Truncated(WireError { field: "rsvd", offset: 0x61, needed: 31, available: 30 })
-    ));
+    assert!(matches!(err, ImageError::Truncated(WireError { field: "rsvd", offset: 0x61, needed: 31, available: 30 })));
     // A g2 header needs only 96 bytes.
     let mut buf = [0u8; 96];
     buf[0x48] = b'2';

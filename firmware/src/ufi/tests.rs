@@ -70,13 +70,10 @@ fn walk_lists_sections_with_optypes_in_entry_order() {
 
 #[test]
 fn empty_and_truncated_headers() {
-    assert!(matches!(UfiImage::parse(&[]), Err(FirmwareError::Empty)));
+    assert!(matches!(UfiImage::parse(&[]), Err(ImageError::Empty)));
     let file = build(ImageBuilder::new(V));
     let err = UfiImage::parse(&file[..100]).unwrap_err();
-    assert!(matches!(
-        err,
-        FirmwareError::Truncated(WireError { field: "rsvd", offset: 0x61, needed: 31, available: 3 })
-    ));
+    assert!(matches!(err, ImageError::Truncated(WireError { field: "rsvd", offset: 0x61, needed: 31, available: 3 })));
 }
 
 #[test]
@@ -86,7 +83,7 @@ fn huge_num_imgs() {
         let err = UfiImage::parse(&file).unwrap_err();
         let end = 128 + 48 * u64::from(n);
         assert!(
-            matches!(err, FirmwareError::ImageHeadersPastEnd { num_imgs, end: e, len } if num_imgs == n && e == end && len == file.len()),
+            matches!(err, ImageError::ImageHeadersPastEnd { num_imgs, end: e, len } if num_imgs == n && e == end && len == file.len()),
             "{err:?}"
         );
     }
@@ -95,7 +92,7 @@ fn huge_num_imgs() {
 #[test]
 fn no_flashable_image_header() {
     let file = build(ImageBuilder::new(V).image_ids(vec![0, 2]));
-    assert!(matches!(UfiImage::parse(&file), Err(FirmwareError::NoFlashableImage { num_imgs: 2 })));
+    assert!(matches!(UfiImage::parse(&file), Err(ImageError::NoFlashableImage { num_imgs: 2 })));
     let file = build(ImageBuilder::new(V).image_ids(vec![1, 1]));
     let image = UfiImage::parse(&file).unwrap();
     assert_eq!(image.payload_base(), 224);
@@ -106,22 +103,22 @@ fn no_flashable_image_header() {
 fn no_cookie_and_truncated_directory() {
     let file = build(ImageBuilder::new(V).cookie(None));
     let err = UfiImage::parse(&file).unwrap_err();
-    assert!(matches!(err, FirmwareError::NoCookie { base: P, len } if len == file.len()));
+    assert!(matches!(err, ImageError::NoCookie { base: P, len } if len == file.len()));
     let file = build(ImageBuilder::new(V).truncate(P + 2000));
     let err = UfiImage::parse(&file).unwrap_err();
-    assert!(matches!(err, FirmwareError::DirectoryTruncated { offset: P, needed: 2240, available: 2000 }));
+    assert!(matches!(err, ImageError::DirectoryTruncated { offset: P, needed: 2240, available: 2000 }));
     // Only the header table: the scan starts at EOF.
     let file = build(ImageBuilder::new(V).truncate(P));
-    assert!(matches!(UfiImage::parse(&file), Err(FirmwareError::NoCookie { base: P, len: P })));
+    assert!(matches!(UfiImage::parse(&file), Err(ImageError::NoCookie { base: P, len: P })));
 }
 
 #[test]
 fn too_many_and_no_entries() {
     let file = build(ImageBuilder::new(V).num_images_field(33));
     let err = UfiImage::parse(&file).unwrap_err();
-    assert!(matches!(err, FirmwareError::TooManyEntries { offset, num_images: 33, max: 32 } if offset == P + 0x2C));
+    assert!(matches!(err, ImageError::TooManyEntries { offset, num_images: 33, max: 32 } if offset == P + 0x2C));
     let file = build(ImageBuilder::new(V).num_images_field(0));
-    assert!(matches!(UfiImage::parse(&file), Err(FirmwareError::EmptyDirectory { offset: P })));
+    assert!(matches!(UfiImage::parse(&file), Err(ImageError::EmptyDirectory { offset: P })));
 }
 
 #[test]
@@ -129,14 +126,14 @@ fn sections_too_small_or_past_the_end() {
     let file = build(ImageBuilder::new(V).patch_entry(ImageType::FirmwareBackupIscsi, EntryPatch::PadSize(3)));
     let err = UfiImage::parse(&file).unwrap_err();
     assert!(
-        matches!(err, FirmwareError::SectionTooSmall { index: 1, entry_offset, pad_size: 3 } if entry_offset == E0 + 64)
+        matches!(err, ImageError::SectionTooSmall { index: 1, entry_offset, pad_size: 3 } if entry_offset == E0 + 64)
     );
 
     let file = build(ImageBuilder::new(V).patch_entry(ImageType::Ncsi, EntryPatch::PastEof));
     let err = UfiImage::parse(&file).unwrap_err();
     let (start, end) = ((P + 0x15_0000) as u64, (P + 0x16_0000 + 4096) as u64);
     assert!(
-        matches!(err, FirmwareError::SectionPastEnd { index: 4, entry_offset, start: s, end: e, len }
+        matches!(err, ImageError::SectionPastEnd { index: 4, entry_offset, start: s, end: e, len }
             if entry_offset == E0 + 4 * 64 && s == start && e == end && len == file.len()),
         "{err:?}"
     );
@@ -148,13 +145,13 @@ fn sections_too_small_or_past_the_end() {
     );
     let err = UfiImage::parse(&file).unwrap_err();
     assert!(
-        matches!(err, FirmwareError::SectionPastEnd { index: 0, end, .. } if end == P as u64 + 2 * u64::from(u32::MAX))
+        matches!(err, ImageError::SectionPastEnd { index: 0, end, .. } if end == P as u64 + 2 * u64::from(u32::MAX))
     );
 
     // A truncated file: the first entry (firmware, 0x40000..0xC0000) no longer fits.
     let file = build(ImageBuilder::new(V).truncate(P + 0x5_0000));
     let err = UfiImage::parse(&file).unwrap_err();
-    assert!(matches!(err, FirmwareError::SectionPastEnd { index: 0, entry_offset: E0, .. }), "{err:?}");
+    assert!(matches!(err, ImageError::SectionPastEnd { index: 0, entry_offset: E0, .. }), "{err:?}");
 }
 
 #[test]
@@ -249,5 +246,5 @@ fn parses_through_a_memory_map() {
     let map = map_file(&path).unwrap();
     let image = UfiImage::parse(map.as_slice()).unwrap();
     assert_eq!(image.firmware_version().as_deref(), Some(V));
-    assert!(matches!(map_file(&dir.path().join("missing")), Err(FirmwareError::Io(_))));
+    assert!(matches!(map_file(&dir.path().join("missing")), Err(ImageError::Io(_))));
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use oce_firmware::inspect::{InspectReport, inspect_file};
 
-use crate::error::CliResult;
+use crate::error::{CliResult, image_error};
 use crate::output::Report;
 
 /// The `fw inspect` document is the library's report as is.
@@ -17,7 +17,7 @@ pub struct InspectJson(pub InspectReport);
 /// broken is a report whose `problems[]` say why and whose `flashable` is false (exit 0: the
 /// inspection itself succeeded).
 pub fn run(file: &Path) -> CliResult<InspectJson> {
-    inspect_file(file).map(InspectJson).map_err(|e| super::update::fw_error("cannot read the image", &e))
+    inspect_file(file).map(InspectJson).map_err(|e| image_error("cannot read the image", &e))
 }
 
 impl Report for InspectJson {

@@ -6,7 +6,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use oce_firmware::FirmwareError;
+use oce_firmware::ImageError;
 use oce_firmware::flash::{
     self, Action, FlashObserver, FlashPlan, Outcome, Policy, SectionOutcome, SectionRef, VersionChange,
 };
@@ -17,7 +17,7 @@ use oce_pci::mmap::ReadOnlyMap;
 use oce_pci::signals;
 use serde::Serialize;
 
-use crate::error::{CliError, CliResult, ErrorKind};
+use crate::error::{CliError, CliResult, flash_error, image_error};
 use crate::output::{Report, confirm};
 use crate::report::{FirmwareVersions, ProfilePair};
 use crate::session::{Job, Session, require_physical_function, stop_point};
@@ -28,7 +28,7 @@ pub struct FwUpdate {
     file: PathBuf,
     map: ReadOnlyMap,
     /// Why the file is not a flashable UFI image, if it is not.
-    parse_error: Option<FirmwareError>,
+    parse_error: Option<ImageError>,
     policy: Policy,
     dry_run: bool,
     yes: bool,
@@ -40,7 +40,7 @@ impl FwUpdate {
     /// Maps and parses `file`. A file that cannot be read is an error here; an image that does not
     /// parse is remembered, and refused by [`FwUpdate::refuse_unparsable_early`].
     pub fn new(file: &Path, policy: Policy, dry_run: bool, yes: bool, quiet: bool) -> CliResult<Self> {
-        let map = map_file(file).map_err(|e| fw_error("cannot read the image", &e))?;
+        let map = map_file(file).map_err(|e| image_error("cannot read the image", &e))?;
         let parse_error = UfiImage::parse(map.as_slice()).err();
         Ok(Self { file: file.to_path_buf(), map, parse_error, policy, dry_run, yes, quiet })
     }
@@ -53,8 +53,8 @@ impl FwUpdate {
         }
     }
 
-    fn not_flashable(&self, e: &FirmwareError) -> CliError {
-        fw_error(&format!("{} is not a flashable image", self.file.display()), e)
+    fn not_flashable(&self, e: &ImageError) -> CliError {
+        image_error(&format!("{} is not a flashable image", self.file.display()), e)
             .hint("nothing was written; `ocetool fw inspect FILE` lists every problem")
     }
 }
@@ -127,15 +127,15 @@ impl Job for FwUpdate {
         require_physical_function(session, "a firmware update")?;
         let device = session.device.describe();
         let mbox = &mut session.mbox;
-        let chip = flash::read_chip(mbox).map_err(|e| fw_error("cannot identify the adapter", &e))?;
-        flash::check_chip(chip).map_err(|e| fw_error("", &e))?;
+        let chip = flash::read_chip(mbox).map_err(|e| flash_error("cannot identify the adapter", &e))?;
+        flash::check_chip(chip).map_err(|e| flash_error("", &e))?;
         let image = UfiImage::parse(self.map.as_slice()).map_err(|e| self.not_flashable(&e))?;
         let adapter =
-            flash::read_adapter(mbox).map_err(|e| fw_error("cannot read the adapter's firmware state", &e))?;
-        let mut plan = flash::plan(&image, &adapter, self.policy).map_err(|e| fw_error("refusing to flash", &e))?;
+            flash::read_adapter(mbox).map_err(|e| flash_error("cannot read the adapter's firmware state", &e))?;
+        let mut plan = flash::plan(&image, &adapter, self.policy).map_err(|e| flash_error("refusing to flash", &e))?;
         // Read-only CRC queries: exactly which sections differ, before asking anything.
         let mode = flash::check_crcs(mbox, &image, &mut plan)
-            .map_err(|e| fw_error("cannot compare the image with the flash", &e))?;
+            .map_err(|e| flash_error("cannot compare the image with the flash", &e))?;
         let to_write: Vec<&flash::PlannedSection> = plan.candidates().collect();
         let bytes: u64 = to_write.iter().map(|s| u64::from(s.bytes)).sum();
 
@@ -172,7 +172,7 @@ impl Job for FwUpdate {
         let mut progress = Progress::new(self.quiet, &plan);
         let report = flash::flash_ufi(mbox, &image, &plan, &mut progress);
         progress.finish();
-        let report = report.map_err(|e| fw_error("the firmware update failed", &e))?;
+        let report = report.map_err(|e| flash_error("the firmware update failed", &e))?;
         let profiles = read_profiles(mbox).ok().map(|p| ProfilePair::of(&p));
         Ok(UpdateJson {
             changed: report.changed,
@@ -252,44 +252,6 @@ impl FlashObserver for Progress {
 
     fn should_stop(&self) -> bool {
         signals::pending().is_some()
-    }
-}
-
-/// Maps a firmware-layer error to the CLI's exit codes: an image or a policy refused is 4, an
-/// adapter ocetool cannot flash is 3, a stop request 130/143, a device or firmware failure 1.
-pub fn fw_error(context: &str, e: &FirmwareError) -> CliError {
-    use FirmwareError as E;
-    let kind = match e {
-        E::Io(oce_pci::PciError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-            ErrorKind::Usage
-        }
-        E::Stopped { .. } => match signals::pending() {
-            Some(signals::Signal::Terminate) => ErrorKind::Terminated,
-            _ => ErrorKind::Interrupted,
-        },
-        E::UnknownDevice { .. } | E::UnsupportedChip { .. } => ErrorKind::NoDevice,
-        E::Device { .. }
-        | E::CrcQueryFailed { .. }
-        | E::FlashIncomplete { .. }
-        | E::SignatureMissing { .. }
-        | E::SignatureInvalid { .. }
-        | E::CrcMismatch { .. }
-        | E::WriteRejected { .. }
-        | E::WriteFailed { .. }
-        | E::Io(_) => ErrorKind::Failed,
-        _ => ErrorKind::Refused,
-    };
-    // For a file that cannot be read, the OS error is the symptom worth the one line.
-    let err = match e {
-        E::Io(io) => CliError::from_error(kind, context, io),
-        _ => CliError::from_error(kind, context, e),
-    };
-    match e {
-        E::Downgrade { .. } | E::VersionUnordered { .. } => err.hint("pass --allow-downgrade to flash it anyway"),
-        E::Stopped { .. } => {
-            err.hint("the sections written are complete; run the same `ocetool fw update` again to finish")
-        }
-        _ => err,
     }
 }
 

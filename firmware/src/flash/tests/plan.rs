@@ -9,7 +9,7 @@ use crate::flash::skyhawk;
 use crate::flash::{Action, Policy, VersionChange, check_chip, plan};
 use crate::ufi::{Section, UfiImage};
 use crate::walk::WalkStep;
-use crate::{FirmwareError, ImageBuilder};
+use crate::{FlashError, ImageBuilder, ImageError};
 
 const ALLOW: Policy = Policy { allow_downgrade: true, force: false };
 
@@ -50,7 +50,7 @@ fn a_downgrade_is_refused_unless_allowed() {
     let file = ImageBuilder::new("2.0.0.0").build().unwrap();
     let image = UfiImage::parse(&file).unwrap();
     let err = plan(&image, &on_flash("10.0.0.0"), Policy { allow_downgrade: false, force: true }).unwrap_err();
-    let FirmwareError::Downgrade { image: i, stored } = &err else { panic!("{err:?}") };
+    let FlashError::Image(ImageError::Downgrade { image: i, stored }) = &err else { panic!("{err:?}") };
     assert_eq!((i.as_str(), stored.as_str()), ("2.0.0.0", "10.0.0.0"), "numeric order, not text");
     assert!(err.to_string().contains("older than the 10.0.0.0 on flash"), "{err}");
     let p = plan(&image, &on_flash("10.0.0.0"), ALLOW).unwrap();
@@ -62,7 +62,7 @@ fn unordered_versions_need_allow_downgrade_and_an_empty_stored_version_does_not(
     let file = ImageBuilder::new("2.0.0.0").build().unwrap();
     let image = UfiImage::parse(&file).unwrap();
     let err = plan(&image, &on_flash("custom-build"), Policy::default()).unwrap_err();
-    assert!(matches!(err, FirmwareError::VersionUnordered { .. }), "{err:?}");
+    assert!(matches!(err, FlashError::Image(ImageError::VersionUnordered { .. })), "{err:?}");
     assert_eq!(plan(&image, &on_flash("custom-build"), ALLOW).unwrap().version_change, VersionChange::Unordered);
     assert_eq!(plan(&image, &on_flash(""), Policy::default()).unwrap().version_change, VersionChange::NoneOnFlash);
 }
@@ -75,7 +75,7 @@ fn force_writes_every_section_and_nothing_else_changes() {
     let p = plan(&image, &on_flash("2.0.0.0"), force).unwrap();
     assert!(p.sections.iter().all(|s| (s.action, s.reason) == (Action::Flash, REASON_FORCE)));
     // force is not allow_downgrade.
-    assert!(matches!(plan(&image, &on_flash("3.0.0.0"), force), Err(FirmwareError::Downgrade { .. })));
+    assert!(matches!(plan(&image, &on_flash("3.0.0.0"), force), Err(FlashError::Image(ImageError::Downgrade { .. }))));
 }
 
 #[test]
@@ -83,7 +83,10 @@ fn incompatible_images_are_refused_whatever_the_policy() {
     let everything = Policy { allow_downgrade: true, force: true };
     let be3 = ImageBuilder::new("2.0.0.0").chip_char(b'3').build().unwrap();
     let err = plan(&UfiImage::parse(&be3).unwrap(), &on_flash("1.0.0.0"), everything).unwrap_err();
-    assert!(matches!(err, FirmwareError::Incompatible(Incompatibility::WrongChip { chip_char: b'3', .. })), "{err:?}");
+    assert!(
+        matches!(err, FlashError::Image(ImageError::Incompatible(Incompatibility::WrongChip { chip_char: b'3', .. }))),
+        "{err:?}"
+    );
 
     let file = ImageBuilder::new("2.0.0.0").asic_type_rev(0x10).build().unwrap();
     let image = UfiImage::parse(&file).unwrap();
@@ -92,13 +95,16 @@ fn incompatible_images_are_refused_whatever_the_policy() {
     assert!(
         matches!(
             err,
-            FirmwareError::Incompatible(Incompatibility::AsicRevisionTooLow { image_rev: 0x10, adapter_rev: 0x11 })
+            FlashError::Image(ImageError::Incompatible(Incompatibility::AsicRevisionTooLow {
+                image_rev: 0x10,
+                adapter_rev: 0x11
+            }))
         ),
         "{err:?}"
     );
     let lancer = super::AdapterState { chip: oce_pci::Chip::Lancer, ..on_flash("1.0.0.0") };
     let err = plan(&image, &lancer, everything).unwrap_err();
-    assert!(matches!(err, FirmwareError::Incompatible(Incompatibility::NotUfiChip { .. })), "{err:?}");
+    assert!(matches!(err, FlashError::Image(ImageError::Incompatible(Incompatibility::NotUfiChip { .. }))), "{err:?}");
     assert_eq!(
         check_chip(oce_pci::Chip::Lancer).unwrap_err().to_string(),
         "cannot flash a lancer adapter: Lancer adapters are not supported; ocetool flashes OCe14000 (Skyhawk) adapters \
@@ -111,8 +117,8 @@ fn lancer_be3_and_be2_adapters_are_refused() {
     let file = ImageBuilder::new("2.0.0.0").chip_char(b'3').build().unwrap();
     let be3 = super::AdapterState { chip: oce_pci::Chip::Be3, ..on_flash("1.0.0.0") };
     let err = plan(&UfiImage::parse(&file).unwrap(), &be3, ALLOW).unwrap_err();
-    assert!(matches!(err, FirmwareError::UnsupportedChip { chip: oce_pci::Chip::Be3, .. }), "{err:?}");
-    assert!(matches!(check_chip(oce_pci::Chip::Be2), Err(FirmwareError::UnsupportedChip { .. })));
+    assert!(matches!(err, FlashError::UnsupportedChip { chip: oce_pci::Chip::Be3, .. }), "{err:?}");
+    assert!(matches!(check_chip(oce_pci::Chip::Be2), Err(FlashError::UnsupportedChip { .. })));
     assert!(check_chip(oce_pci::Chip::Skyhawk).is_ok());
 }
 
@@ -143,7 +149,7 @@ fn a_plan_only_fits_its_own_image() {
     assert!(!p.matches(&b));
     let mut fake = super::fake::Fake::erased(16 << 20, &b);
     let err = skyhawk::run(&mut fake, &b, &p, &mut crate::flash::NoProgress).unwrap_err();
-    assert!(matches!(err, FirmwareError::PlanMismatch), "{err:?}");
+    assert!(matches!(err, FlashError::PlanMismatch), "{err:?}");
     assert!(fake.log.is_empty(), "nothing sent");
 }
 
@@ -157,7 +163,7 @@ fn a_section_past_the_32_bit_address_space_is_refused() {
         old_image: false,
     };
     let err = planned(&step, Policy::default()).unwrap_err();
-    let FirmwareError::SectionPastAddressSpace { section, end } = err else { panic!("{err:?}") };
+    let FlashError::SectionPastAddressSpace { section, end } = err else { panic!("{err:?}") };
     assert_eq!((section.index, end), (3, 0x1_0000_1000));
     let entry = SectionEntry::new(ImageType::FirmwareIscsi, 0xFFFF_E000, 0x2000, "2.0.0.0");
     let step = WalkStep { section: Section { entry: &entry, ..step.section }, ..step };

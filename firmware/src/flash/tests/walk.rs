@@ -9,7 +9,7 @@ use crate::dir::{ImageType, OpType};
 use crate::flash::skyhawk::{self as walk, CHUNK};
 use crate::flash::{Action, FlashMode, FlashPlan, NoProgress, Outcome, Policy, plan};
 use crate::ufi::UfiImage;
-use crate::{FirmwareError, ImageBuilder};
+use crate::{FlashError, ImageBuilder};
 
 const FLASH: usize = 2 << 20;
 
@@ -151,7 +151,7 @@ fn a_refused_query_in_op_type_mode_is_the_flash_incomplete_case() {
     });
     dev.no_offset_mode = true;
     let err = walk::run(&mut dev, &image, &plan_for(&image, Policy::default()), &mut NoProgress).unwrap_err();
-    let FirmwareError::FlashIncomplete { section, status, flashed } = &err else { panic!("{err:?}") };
+    let FlashError::FlashIncomplete { section, status, flashed } = &err else { panic!("{err:?}") };
     assert_eq!(section.image_type, ImageType::BootCode);
     assert_eq!(status.base, BaseStatus::IllegalField);
     let written: Vec<ImageType> = flashed.iter().map(|s| s.image_type).collect();
@@ -168,7 +168,7 @@ fn other_query_errors_are_typed_and_nothing_is_written() {
     let mut dev = Fake::erased(FLASH, &image)
         .with_hook(|_| Some(status(BaseStatus::UnauthorizedRequest, AdditionalStatus::InsufficientPrivileges)));
     let err = walk::run(&mut dev, &image, &plan_for(&image, Policy::default()), &mut NoProgress).unwrap_err();
-    let FirmwareError::CrcQueryFailed { section, source } = &err else { panic!("{err:?}") };
+    let FlashError::CrcQueryFailed { section, source } = &err else { panic!("{err:?}") };
     assert_eq!(section.index, section_index(&image, ImageType::FirmwareIscsi));
     assert_eq!(source.status().unwrap().base, BaseStatus::UnauthorizedRequest);
     assert_eq!(dev.writes(), 0);
@@ -176,7 +176,7 @@ fn other_query_errors_are_typed_and_nothing_is_written() {
 
 /// Runs a fresh flash whose writes to the backup section (op type 7, its offsets) fail with
 /// `additional`, and returns the error and the fake.
-fn write_failing(additional: AdditionalStatus, base: BaseStatus) -> (FirmwareError, Fake, Vec<u8>) {
+fn write_failing(additional: AdditionalStatus, base: BaseStatus) -> (FlashError, Fake, Vec<u8>) {
     let file = ImageBuilder::new("2.0.0.0").build().unwrap();
     let image = UfiImage::parse(&file).unwrap();
     let backup = image.section(ImageType::FirmwareBackupIscsi).unwrap();
@@ -195,18 +195,18 @@ fn write_failing(additional: AdditionalStatus, base: BaseStatus) -> (FirmwareErr
 fn signature_statuses_become_clear_errors() {
     let (err, ..) = write_failing(AdditionalStatus::MissingSignature, BaseStatus::Failed);
     assert!(
-        matches!(&err, FirmwareError::SignatureMissing { section } if section.image_type == ImageType::FirmwareBackupIscsi)
+        matches!(&err, FlashError::SignatureMissing { section } if section.image_type == ImageType::FirmwareBackupIscsi)
     );
     assert!(err.to_string().starts_with("the adapter rejected the image's digital signature: missing"), "{err}");
     let (err, ..) = write_failing(AdditionalStatus::InvalidSignature, BaseStatus::Failed);
-    assert!(matches!(&err, FirmwareError::SignatureInvalid { .. }), "{err:?}");
+    assert!(matches!(&err, FlashError::SignatureInvalid { .. }), "{err:?}");
     assert!(err.to_string().contains("digital signature: invalid"), "{err}");
 }
 
 #[test]
 fn a_crc_mismatch_names_the_section_and_leaves_it_untouched() {
     let (err, dev, file) = write_failing(AdditionalStatus::FlashImageCrcMismatch, BaseStatus::Failed);
-    let FirmwareError::CrcMismatch { section } = &err else { panic!("{err:?}") };
+    let FlashError::CrcMismatch { section } = &err else { panic!("{err:?}") };
     assert_eq!(section.image_type, ImageType::FirmwareBackupIscsi);
     assert!(err.to_string().contains("CRC wrong after transfer; nothing of it was written"), "{err}");
     let image = UfiImage::parse(&file).unwrap();
@@ -219,7 +219,7 @@ fn a_crc_mismatch_names_the_section_and_leaves_it_untouched() {
 #[test]
 fn other_write_failures_carry_section_and_statuses() {
     let (err, ..) = write_failing(AdditionalStatus::InsufficientResources, BaseStatus::Failed);
-    let FirmwareError::WriteRejected { section, status: st } = &err else { panic!("{err:?}") };
+    let FlashError::WriteRejected { section, status: st } = &err else { panic!("{err:?}") };
     assert_eq!(
         (section.image_type, st.additional),
         (ImageType::FirmwareBackupIscsi, AdditionalStatus::InsufficientResources)
@@ -235,7 +235,7 @@ fn other_write_failures_carry_section_and_statuses() {
     dev.no_offset_mode = true;
     let err = walk::run(&mut dev, &image, &plan_for(&image, Policy::default()), &mut NoProgress).unwrap_err();
     assert!(
-        matches!(err, FirmwareError::WriteRejected { status, .. } if status.base == BaseStatus::IllegalField),
+        matches!(err, FlashError::WriteRejected { status, .. } if status.base == BaseStatus::IllegalField),
         "{err:?}"
     );
 }
@@ -258,7 +258,7 @@ fn a_transport_failure_is_a_write_error_with_its_cause() {
     let image = UfiImage::parse(&file).unwrap();
     let mut dev = Gone(Fake::erased(FLASH, &image));
     let err = walk::run(&mut dev, &image, &plan_for(&image, Policy::default()), &mut NoProgress).unwrap_err();
-    assert!(matches!(err, FirmwareError::WriteFailed { source: MailboxError::DeviceGone { .. }, .. }), "{err:?}");
+    assert!(matches!(err, FlashError::WriteFailed { source: MailboxError::DeviceGone { .. }, .. }), "{err:?}");
     assert!(std::error::Error::source(&err).is_some());
 }
 
@@ -286,7 +286,7 @@ fn old_format_entries_skip_the_query_and_ignored_refusals_are_recorded() {
     });
     dev.no_offset_mode = true;
     let err = walk::run(&mut dev, &image, &plan_for(&image, Policy::default()), &mut NoProgress).unwrap_err();
-    assert!(matches!(err, FirmwareError::WriteRejected { section, .. } if section.image_type == ImageType::Ncsi));
+    assert!(matches!(err, FlashError::WriteRejected { section, .. } if section.image_type == ImageType::Ncsi));
 }
 
 #[test]
@@ -316,7 +316,7 @@ fn stopping_finishes_the_section_in_flight_and_a_rerun_resumes() {
     let mut dev = Fake::erased(FLASH, &image);
     let mut rec = Recorder { stop_after: Some(1), ..Recorder::default() };
     let err = walk::run(&mut dev, &image, &p, &mut rec).unwrap_err();
-    let FirmwareError::Stopped { flashed, remaining } = &err else { panic!("{err:?}") };
+    let FlashError::Stopped { flashed, remaining } = &err else { panic!("{err:?}") };
     assert_eq!(flashed.iter().map(|s| s.image_type).collect::<Vec<_>>(), [ImageType::FirmwareIscsi]);
     assert_eq!(*remaining, 5);
     assert!(err.to_string().contains("running the update again finishes it"), "{err}");

@@ -285,6 +285,14 @@ fn faults() -> Vec<Fault> {
             },
             power_cycle: false,
         },
+        Fault {
+            row: "pfc-unsync",
+            spec: |_| "pfc-unsync".into(),
+            // A switch that disagrees about PFC touches DCB only: the adapter works on.
+            expect: |_| Expect::Ok,
+            evidence: |_, s| s.still_set("pfc-unsync"),
+            power_cycle: false,
+        },
     ]
 }
 

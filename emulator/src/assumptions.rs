@@ -65,7 +65,8 @@
 //!   own configuration space (as VFIO presents them; a real VF's live in the PF's SR-IOV
 //!   capability); its chip soft reset (pcicfg shadow 0x5C) works like the PF's, since the model
 //!   has no PF beside it to refuse it. [`VF_REFUSED_OPCODES`] answer UNAUTHORIZED_REQUEST.
-//! - **Commands** (`handlers`): only subsystem COMMON is implemented; a command is accepted
+//! - **Commands** (`handlers`): subsystem COMMON is implemented, and of the others only DCBX
+//!   GET_CONFIG (subsystem 0x10, ocrdma's numbering); a command is accepted
 //!   embedded or not, whatever be2net uses; a non-zero `domain` is refused (no VFs);
 //!   FUNCTION_RESET has nothing to clear (no queues are modelled); the beacon ignores its
 //!   durations and goes off at POST; the emulated PF is function 0 on port 0 and reports only
@@ -98,7 +99,31 @@
 //!   does not clear what lies beneath the firmware: a POST that stops or fails (`post-stuck`,
 //!   `post-error`: the boot fails the same way each time), a device off the bus (`gone`; and
 //!   `power-lost` only until a power cycle), the command and flash faults (the firmware's and
-//!   the flash's behaviour), slow firmware (`rdy-after`) and `no-offset-mode`.
+//!   the flash's behaviour), slow firmware (`rdy-after`), `no-offset-mode`, and `pfc-unsync`
+//!   (the switch's PFC settings, which the adapter only negotiates with).
+//! - **DCBX** (`handlers::dcbx`): one fixed configuration, the same on every port and in every
+//!   profile ([`DCBX_TRAFFIC_CLASSES`] and the values after it): DCBX on and willing, PFC enabled
+//!   and in sync on [`DCBX_ROCE_PRIORITY`], one application priority entry mapping the RoCE
+//!   ethertype (0x8915) to that priority. The operational and administrative copies are equal
+//!   (the switch agrees with what was configured); the peer copy is what such a switch sends: the
+//!   same priorities, advertised, not willing. ETS, QCN and logical link are not modelled (state
+//!   0, fields 0). The `pfc-unsync` fault takes SYNC out of the operational copy's PFC state only:
+//!   what the adapter was configured with is unchanged, the switch disagrees. An unknown
+//!   `param_type` is ILLEGAL_FIELD.
+//! - **Transceiver** (`handlers::transceiver`): every port's cage holds the same kind of 10GBASE-SR
+//!   SFP+ module ([`MODULE_VENDOR`] and the values after it); the serial number is the adapter's
+//!   with the port number appended. Page A0 carries the SFF-8472 serial ID fields with both check
+//!   codes; the module has no digital diagnostics (A0 byte 92 is 0), so page A2 reads as zeros. A
+//!   port past the adapter's, or a page other than A0 / A2, is ILLEGAL_FIELD.
+//! - **FAT log** (`firmware::fat`, MANAGE_FAT): the firmware's diagnostic log is rendered from the
+//!   event log (the events of the process that holds the adapter: firmware RAM, like the staging)
+//!   when MANAGE_FAT QUERY asks for its size, and RETRIEVE reads that rendering, so the size and
+//!   the bytes agree however many commands run in between (RETRIEVE with no QUERY before renders
+//!   one). Newest events win when the log would pass [`FAT_LOG_MAX_LEN`]. Reading does not clear
+//!   the log. A RETRIEVE that starts past the end is ILLEGAL_FIELD; one that runs past the end
+//!   gets the bytes up to it; one longer than its buffer gets INSUFFICIENT_BUFFER, as every
+//!   command does. An unknown `fat_operation` is ILLEGAL_FIELD. POST (a chip reset, a power
+//!   cycle) drops the rendering.
 //! - **Flash** (`flash`): erased flash reads 0xFF; the factory image is `oce-firmware`'s small
 //!   layout, every section carrying the factory version in `ver_data`; the CRC model is
 //!   `oce_firmware::crc` (design.md §6). "The directory on flash" is the first cookie at a
@@ -129,7 +154,8 @@
 
 use oce_mailbox::Command;
 use oce_mailbox::commands::{
-    GetActiveProfile, GetProfileConfig, GetProfileList, ReadFlashrom, SetActiveProfile, SetProfileConfig, WriteFlashrom,
+    DcbxFeatureState, GetActiveProfile, GetProfileConfig, GetProfileList, ReadFlashrom, SetActiveProfile,
+    SetProfileConfig, WriteFlashrom,
 };
 use oce_mailbox::status::BaseStatus;
 
@@ -440,3 +466,51 @@ pub const CONFIG_NUMBER: u32 = 0;
 pub const FUNCTION_CAPS: u32 = 0x2;
 /// LINK_STATUS_QUERY `mac_duplex`: 1. be2net ignores the field; its encoding is not public.
 pub const MAC_DUPLEX: u8 = 1;
+
+// ---------------------------------------------------------------------------------------------
+// DCBX (ocrdma's DCBX GET_CONFIG, spec/be2net-driver.md §5.2 step 10; contents never published)
+// ---------------------------------------------------------------------------------------------
+
+/// Traffic classes the adapter supports (summary bits 31:24). **Assumed** 8, one per priority.
+pub const DCBX_TRAFFIC_CLASSES: u8 = 8;
+/// The priority PFC protects and the application table maps RoCE to. **Assumed** 3, the priority
+/// RoCE deployment guides commonly give lossless traffic; deliberately not ocrdma's default
+/// service level (5), so a host that falls back to the default shows it.
+pub const DCBX_ROCE_PRIORITY: u8 = 3;
+/// The DCBX state byte (summary bits 7:0) when DCBX runs. ocrdma only tests it for zero; 1 is
+/// **assumed**.
+pub const DCBX_STATE_ON: u8 = 1;
+/// PFC state of the operational and administrative copies: enabled, advertised, willing, in
+/// sync. **Assumed**: an adapter left at defaults on a DCBX switch that runs PFC.
+pub const DCBX_PFC_STATE: u32 =
+    DcbxFeatureState::ENABLED | DcbxFeatureState::ADVERTISED | DcbxFeatureState::WILLING | DcbxFeatureState::SYNC;
+/// Application priority table state of the same copies: enabled, willing, in sync. **Assumed**.
+pub const DCBX_APP_STATE: u32 = DcbxFeatureState::ENABLED | DcbxFeatureState::WILLING | DcbxFeatureState::SYNC;
+/// The peer copy's PFC and application state: enabled and advertised (a switch is not willing).
+/// **Assumed**.
+pub const DCBX_PEER_STATE: u32 = DcbxFeatureState::ENABLED | DcbxFeatureState::ADVERTISED;
+
+// ---------------------------------------------------------------------------------------------
+// The SFP+ module in every cage (SFF-8472 serial ID page; no real module is described)
+// ---------------------------------------------------------------------------------------------
+
+/// Vendor name (A0 bytes 20–35). **Invented**, and says so.
+pub const MODULE_VENDOR: &str = "EMULATED";
+/// Vendor OUI (A0 bytes 37–39): Emulex's, like the MACs. **Invented**.
+pub const MODULE_OUI: [u8; 3] = MAC_OUI;
+/// Vendor part number (A0 bytes 40–55). **Invented**.
+pub const MODULE_PART_NUMBER: &str = "SFP-10G-SR-EMU";
+/// Vendor revision (A0 bytes 56–59). **Invented**.
+pub const MODULE_REVISION: &str = "A";
+/// Date code (A0 bytes 84–91, YYMMDD and a lot code). **Invented**: 1 June 2015.
+pub const MODULE_DATE_CODE: &str = "150601";
+/// Laser wavelength in nm (A0 bytes 60–61): 850, what 10GBASE-SR uses.
+pub const MODULE_WAVELENGTH_NM: u16 = 850;
+
+// ---------------------------------------------------------------------------------------------
+// The FAT log (MANAGE_FAT; the real log's format is not public)
+// ---------------------------------------------------------------------------------------------
+
+/// Largest FAT log the emulated firmware keeps: 128 KiB, more than two 60 KiB RETRIEVE pieces so
+/// a host's piecewise read is exercised. **Assumed**; real logs are tens to hundreds of KiB.
+pub const FAT_LOG_MAX_LEN: usize = 128 << 10;

@@ -5,6 +5,7 @@
 //! host bug was seen rather than only that "something timed out".
 
 use std::collections::VecDeque;
+use std::fmt;
 
 use oce_mailbox::CompletionStatus;
 
@@ -102,6 +103,35 @@ pub enum Event {
     },
 }
 
+/// One line per event, as the emulated firmware's diagnostic (FAT) log shows it
+/// (`crate::firmware::fat`): stable words, numbers in the units the spec uses.
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::LoBeforeHi { value } => write!(f, "mailbox LO write {value:#010x} without a HI half: ignored"),
+            Self::UnalignedMailbox { address } => {
+                write!(f, "mailbox below buffer {address:#x} is not 16-byte aligned: ignored")
+            }
+            Self::WriteWhileBusy { value } => write!(f, "doorbell write {value:#010x} while not ready: ignored"),
+            Self::WriteBeforePost { value } => write!(f, "doorbell write {value:#010x} before POST: ignored"),
+            Self::DmaFault { iova, len } => write!(f, "DMA fault: {len} bytes at IOVA {iova:#x}"),
+            Self::Signature { kind: SignatureKind::FwInit } => f.write_str("fw_init signature"),
+            Self::Signature { kind: SignatureKind::FwClean } => f.write_str("fw_clean signature"),
+            Self::Command { subsystem, opcode, version, status } => {
+                write!(f, "command {subsystem}-{opcode} v{version}: {status}")
+            }
+            Self::ChipReset => f.write_str("chip soft reset"),
+            Self::FunctionReset => f.write_str("function reset"),
+            Self::PowerCycle => f.write_str("power cycle"),
+            Self::Boot { outcome } => write!(f, "POST boot: {}", outcome.name()),
+            Self::FaultTriggered { fault } => write!(f, "fault fired: {fault}"),
+            Self::FlashCommitted { offset, len } => write!(f, "flash committed: {len} bytes at {offset:#x}"),
+            Self::MsixBlocked { vector, reason } => write!(f, "MSI-X vector {vector} not sent: {reason:?}"),
+            Self::StateSaveFailed { message } => write!(f, "state save failed: {message}"),
+        }
+    }
+}
+
 /// Why an MSI-X vector was not sent (PCI Local Bus 3.0 §6.8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MsixBlock {
@@ -134,6 +164,17 @@ pub enum BootOutcome {
     Backup,
     /// Neither section is bootable: POST stops with the error bit (31) set.
     Failed,
+}
+
+impl BootOutcome {
+    /// The snake_case name, as in the state file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Primary => "primary",
+            Self::Backup => "backup",
+            Self::Failed => "failed",
+        }
+    }
 }
 
 /// Most events kept; older ones are dropped first so a looping host cannot exhaust memory.
@@ -184,5 +225,22 @@ mod tests {
         assert_eq!(log.dropped(), 10);
         assert_eq!(log.take().len(), EVENT_LOG_CAPACITY);
         assert!(log.snapshot().is_empty());
+    }
+
+    #[test]
+    fn events_print_as_one_line() {
+        let status = CompletionStatus::SUCCESS;
+        let command = Event::Command { subsystem: 1, opcode: 35, version: 0, status };
+        assert_eq!(
+            command.to_string(),
+            "command 1-35 v0: base status 0 (MCC_STATUS_SUCCESS), additional status 0 (none)"
+        );
+        assert_eq!(Event::Boot { outcome: BootOutcome::Backup }.to_string(), "POST boot: backup");
+        assert_eq!(Event::DmaFault { iova: 0x1000, len: 8 }.to_string(), "DMA fault: 8 bytes at IOVA 0x1000");
+        assert_eq!(
+            Event::FaultTriggered { fault: FaultSpec::RdyHang }.to_string(),
+            "fault fired: rdy-hang",
+            "faults print as their spec"
+        );
     }
 }

@@ -51,6 +51,10 @@ pub struct Faults {
     /// Offset mode (op type 7) is refused with ILLEGAL_FIELD, as older firmware does
     /// (ufi-firmware.md §2.8 steps 5 and 7).
     pub no_offset_mode: bool,
+    /// The switch does not agree with the adapter's PFC settings: the operational DCBX
+    /// configuration shows PFC enabled but not in sync (DCBX GET_CONFIG, `pfc_state` without
+    /// SYNC), so ocrdma falls back from it.
+    pub pfc_unsync: bool,
 }
 
 impl Faults {
@@ -78,6 +82,7 @@ impl Faults {
             FaultSpec::PowerLossAt { chunk } => self.power_loss_at = Some(chunk),
             FaultSpec::SlowFlash { delay } => self.slow_flash = Some(delay),
             FaultSpec::NoOffsetMode => self.no_offset_mode = true,
+            FaultSpec::PfcUnsync => self.pfc_unsync = true,
         }
     }
 
@@ -113,6 +118,7 @@ impl Faults {
             ("power-loss-at", None) => self.power_loss_at = None,
             ("slow-flash", None) => self.slow_flash = None,
             ("no-offset-mode", None) => self.no_offset_mode = false,
+            ("pfc-unsync", None) => self.pfc_unsync = false,
             ("status" | "response-length" | "truncate" | "no-valid" | "slow", which) => {
                 self.commands.retain(|c| c.effect.name() != key || which.is_some_and(|w| w != (c.subsystem, c.opcode)))
             }
@@ -148,6 +154,7 @@ impl Faults {
         out.extend(self.power_loss_at.map(|chunk| FaultSpec::PowerLossAt { chunk }));
         out.extend(self.slow_flash.map(|delay| FaultSpec::SlowFlash { delay }));
         out.extend(self.no_offset_mode.then_some(FaultSpec::NoOffsetMode));
+        out.extend(self.pfc_unsync.then_some(FaultSpec::PfcUnsync));
         out
     }
 

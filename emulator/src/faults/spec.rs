@@ -20,6 +20,7 @@
 //! | `power-loss-at=N` | the adapter loses power at the N-th WRITE_FLASHROM chunk from now |
 //! | `slow-flash=MS` | every WRITE_FLASHROM chunk completes MS milliseconds after it ran |
 //! | `no-offset-mode` | READ/WRITE_FLASHROM with op type 7 (offset mode) answer ILLEGAL_FIELD |
+//! | `pfc-unsync` | the operational DCBX configuration shows PFC enabled but not in sync with the switch |
 //!
 //! Numbers are decimal or `0x` hex; SUB is the subsystem byte (1 = COMMON), OP the opcode.
 
@@ -149,10 +150,12 @@ pub enum FaultSpec {
     },
     /// `no-offset-mode`.
     NoOffsetMode,
+    /// `pfc-unsync`.
+    PfcUnsync,
 }
 
 /// Every spec key, for error messages and `clear`.
-pub const FAULT_NAMES: [&str; 17] = [
+pub const FAULT_NAMES: [&str; 18] = [
     "post-stuck",
     "post-error",
     "ue",
@@ -170,6 +173,7 @@ pub const FAULT_NAMES: [&str; 17] = [
     "power-loss-at",
     "slow-flash",
     "no-offset-mode",
+    "pfc-unsync",
 ];
 
 impl FaultSpec {
@@ -235,6 +239,7 @@ impl FaultSpec {
                     "gone" => Self::Gone,
                     "power-lost" => Self::PowerLost,
                     "no-offset-mode" => Self::NoOffsetMode,
+                    "pfc-unsync" => Self::PfcUnsync,
                     _ => {
                         let known = FAULT_NAMES.join(", ");
                         return Err(p.bad(flag, &format!("is not a fault (known: {known})")));
@@ -265,6 +270,7 @@ impl FaultSpec {
             Self::PowerLossAt { .. } => "power-loss-at",
             Self::SlowFlash { .. } => "slow-flash",
             Self::NoOffsetMode => "no-offset-mode",
+            Self::PfcUnsync => "pfc-unsync",
         }
     }
 }
@@ -287,7 +293,9 @@ impl fmt::Display for FaultSpec {
             }
             Self::FlashFailAt { chunk } | Self::PowerLossAt { chunk } => write!(f, "{name}={chunk}"),
             Self::SlowFlash { delay } => write!(f, "{name}={}", delay.as_millis()),
-            Self::RdyNever | Self::RdyHang | Self::Gone | Self::PowerLost | Self::NoOffsetMode => f.write_str(name),
+            Self::RdyNever | Self::RdyHang | Self::Gone | Self::PowerLost | Self::NoOffsetMode | Self::PfcUnsync => {
+                f.write_str(name)
+            }
         }
     }
 }

@@ -8,7 +8,7 @@ fn faults(specs: &[&str]) -> Faults {
     f
 }
 
-const ALL: [&str; 17] = [
+const ALL: [&str; 18] = [
     "gone",
     "power-lost",
     "ue=0x4,0x80000000",
@@ -26,6 +26,7 @@ const ALL: [&str; 17] = [
     "power-loss-at=4",
     "slow-flash=5",
     "no-offset-mode",
+    "pfc-unsync",
 ];
 
 #[test]

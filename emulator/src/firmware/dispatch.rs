@@ -3,20 +3,24 @@
 //! emulator share one codec; nothing is re-encoded by hand here).
 //!
 //! Unknown opcodes and unsupported versions answer ILLEGAL_REQUEST (2), as the real firmware
-//! does (spec/protocol.md §3.5, §8 item 8). On a VF, the adapter-wide commands of
-//! [`VF_REFUSED_OPCODES`] answer UNAUTHORIZED_REQUEST (5).
+//! does (spec/protocol.md §3.5, §8 item 8); outside subsystem COMMON only DCBX GET_CONFIG is
+//! known. On a VF, the adapter-wide commands of [`VF_REFUSED_OPCODES`] answer
+//! UNAUTHORIZED_REQUEST (5).
 
 use oce_mailbox::command::{Command, decode_request};
 use oce_mailbox::commands::{
-    EnableDisableBeacon, FunctionReset, GetActiveProfile, GetBeaconState, GetCntlAttributes, GetFnPrivileges,
-    GetFuncConfig, GetFwVersion, GetMacList, GetPhyDetails, GetPortName, GetProfileConfig, GetProfileList,
-    LinkStatusQuery, QueryFirmwareConfig, ReadFlashrom, SetActiveProfile, SetProfileConfig, WriteFlashrom,
+    EnableDisableBeacon, FatOperation, FatRequest, FunctionReset, GetActiveProfile, GetBeaconState, GetCntlAttributes,
+    GetDcbxConfig, GetFnPrivileges, GetFuncConfig, GetFwVersion, GetMacList, GetPhyDetails, GetPortName,
+    GetProfileConfig, GetProfileList, LinkStatusQuery, QueryFat, QueryFirmwareConfig, ReadFlashrom,
+    ReadTransceiverData, SetActiveProfile, SetProfileConfig, WriteFlashrom,
 };
 use oce_mailbox::header::{HEADER_LEN, RequestHeader, Subsystem};
 use oce_mailbox::status::{BaseStatus, CompletionStatus};
-use oce_mailbox::wire::{Wire, Writer};
+use oce_mailbox::wire::{Reader, Wire, Writer};
 
-use super::handlers::{device, flashrom, illegal_request, port, profile, unauthorized};
+use super::handlers::{
+    dcbx, device, fat, flashrom, illegal_field, illegal_request, port, profile, transceiver, unauthorized,
+};
 use super::{Context, Firmware};
 use crate::assumptions::{STATUS_BAD_LENGTH, STATUS_NO_SUCH_DOMAIN, VF_REFUSED_OPCODES};
 
@@ -29,8 +33,12 @@ const MAX_RESPONSE_BODY: usize = 64 << 10;
 impl Firmware {
     /// Runs the command in `buf` (header already decoded as `hdr`).
     pub(crate) fn dispatch(&mut self, cx: &Context, hdr: &RequestHeader, buf: &[u8]) -> Reply {
-        if hdr.subsystem != Subsystem::Common {
-            return Err(illegal_request());
+        match hdr.subsystem {
+            Subsystem::Common => {}
+            Subsystem::Dcbx if hdr.opcode == GetDcbxConfig::OPCODE => {
+                return run(self, cx, hdr, buf, dcbx::get_dcbx_config);
+            }
+            _ => return Err(illegal_request()),
         }
         if self.function().is_vf() && VF_REFUSED_OPCODES.contains(&hdr.opcode) {
             return Err(unauthorized());
@@ -46,6 +54,14 @@ impl Firmware {
             GetPortName::OPCODE => run(self, cx, hdr, buf, port::get_port_name),
             GetPhyDetails::OPCODE => run(self, cx, hdr, buf, port::get_phy_details),
             GetMacList::OPCODE => run(self, cx, hdr, buf, port::get_mac_list),
+            ReadTransceiverData::OPCODE => run(self, cx, hdr, buf, transceiver::read_transceiver_data),
+            // QUERY and RETRIEVE share the opcode and the request layout; `fat_operation` picks.
+            QueryFat::OPCODE => match FatRequest::decode(&mut Reader::at(buf, HEADER_LEN)).map(|r| r.operation) {
+                Ok(FatOperation::Query) => run(self, cx, hdr, buf, fat::query_fat),
+                Ok(FatOperation::Retrieve) => run(self, cx, hdr, buf, fat::retrieve_fat),
+                Ok(FatOperation::Unknown(_)) => Err(illegal_field()),
+                Err(_) => Err(STATUS_BAD_LENGTH.into()),
+            },
             GetFuncConfig::OPCODE => run(self, cx, hdr, buf, profile::get_func_config),
             GetProfileConfig::OPCODE => run(self, cx, hdr, buf, profile::get_profile_config),
             SetProfileConfig::OPCODE => run(self, cx, hdr, buf, profile::set_profile_config),

@@ -9,6 +9,7 @@
 
 pub(crate) mod dispatch;
 mod execute;
+pub mod fat;
 pub(crate) mod flash;
 pub(crate) mod handlers;
 pub mod profiles;
@@ -54,6 +55,8 @@ pub struct Firmware {
     pub(crate) staging: Staging,
     /// The adapter's log: what the firmware did and what the device saw (transports log here too).
     events: EventLog,
+    /// The diagnostic (FAT) log as MANAGE_FAT QUERY last rendered it (firmware RAM).
+    fat: Option<Vec<u8>>,
 }
 
 impl Firmware {
@@ -96,7 +99,7 @@ impl Firmware {
     }
 
     fn running(dir: PathBuf, state: StateFile, flash: Flash) -> Self {
-        Self { dir, state, flash, staging: Staging::default(), events: EventLog::default() }
+        Self { dir, state, flash, staging: Staging::default(), events: EventLog::default(), fat: None }
     }
 
     /// The state directory.
@@ -223,6 +226,7 @@ impl Firmware {
         let check = self.flash.boot_check();
         self.state.runtime = Runtime::after_post(&self.state.nvram, self.state.identity.macs.len(), &check);
         self.staging.clear();
+        self.fat = None;
         self.log(Event::Boot { outcome: check.outcome });
         check.outcome
     }

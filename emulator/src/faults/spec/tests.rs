@@ -37,6 +37,7 @@ fn every_example_of_the_syntax_table_parses() {
         ("power-loss-at=3", FaultSpec::PowerLossAt { chunk: 3 }, "power-loss-at=3"),
         ("slow-flash=5", FaultSpec::SlowFlash { delay: ms(5) }, "slow-flash=5"),
         ("no-offset-mode", FaultSpec::NoOffsetMode, "no-offset-mode"),
+        ("pfc-unsync", FaultSpec::PfcUnsync, "pfc-unsync"),
     ];
     for (text, spec, canonical) in cases {
         assert_eq!(parse(text), spec, "{text}");

@@ -2,10 +2,13 @@
 //! (subsystem, opcode). A handler gets the decoded request and returns the response to encode,
 //! or a failure status.
 
+pub(super) mod dcbx;
 pub(super) mod device;
+pub(super) mod fat;
 pub(super) mod flashrom;
 pub(super) mod port;
 pub(super) mod profile;
+pub(super) mod transceiver;
 
 use oce_mailbox::status::{BaseStatus, CompletionStatus};
 

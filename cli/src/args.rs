@@ -50,10 +50,20 @@ pub struct GlobalArgs {
     /// flash writes always get at least their own, longer limit).
     #[arg(long, global = true, value_name = "SECS", default_value_t = 4.0)]
     pub command_timeout: f64,
-    /// More detail: the cause chain of errors; `-vv` on an emulated adapter also prints its
-    /// event log (every command it executed, resets, faults that fired) on stderr.
+    /// More detail on stderr: `-v` the cause chain of errors and the steps taken; `-vv` also one
+    /// line per firmware command (subsystem, opcode, name, version, lengths, statuses, time);
+    /// `-vvv` on an emulated adapter also its event log (every command it executed, resets,
+    /// faults that fired).
     #[arg(long, short = 'v', global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// Append every firmware command (with its arguments and result) and every step to FILE as
+    /// JSON lines, for support bundles and boot hooks; a file that cannot be written costs a
+    /// warning, never the operation.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub log_file: Option<PathBuf>,
+    /// Root of the procfs tree (`doctor` reads /proc; tests point it at a fake tree).
+    #[arg(long, global = true, value_name = "DIR", default_value = "/proc", hide = true)]
+    pub proc_root: PathBuf,
 }
 
 #[derive(Debug, Subcommand)]
@@ -77,6 +87,31 @@ pub enum Command {
         /// Show what the reset would activate, and change nothing.
         #[arg(long)]
         dry_run: bool,
+    },
+    /// Check the chain from the host to the adapter: IOMMU, vfio-pci, IOMMU group, lockdown,
+    /// locked memory, drivers, pending changes, RoCE, PFC and NFS over RDMA. Exit 0 when no check
+    /// fails, 1 when one does (the report is printed either way).
+    Doctor,
+    /// Show the adapter's DCBX configuration (operational and administrative) as ocrdma reads
+    /// it: PFC priorities and sync, the RoCE application priority, the RoCE priority in force.
+    Dcb,
+    /// Save the firmware's diagnostic dump (what `ethtool -w` returns on be2net) to a file.
+    Dump {
+        /// Where to write the dump (replaced atomically).
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: PathBuf,
+    },
+    /// Show the port this function drives: link, PHY, speeds, the transceiver module, the locate
+    /// LED.
+    Port,
+    /// Switch the port's locate LED (beacon) on or off.
+    Locate {
+        /// Start blinking.
+        #[arg(long, conflicts_with = "off", required_unless_present = "off")]
+        on: bool,
+        /// Stop blinking.
+        #[arg(long)]
+        off: bool,
     },
     /// Send any firmware command and print the statuses and the response bytes. A command that
     /// is not a known read-only query is confirmed like every change (--yes in a script).
@@ -205,8 +240,8 @@ pub enum EmulatorAction {
 #[derive(Debug, Subcommand)]
 pub enum FaultAction {
     /// Set one or more faults, e.g. `post-stuck=0x0002`, `gone`, `status=1:168:3`,
-    /// `slow=1:167:500`, `flash-fail-at=3`, `power-loss-at=3`, `no-offset-mode` (see
-    /// docs/reliability.md for the whole list).
+    /// `slow=1:167:500`, `flash-fail-at=3`, `power-loss-at=3`, `no-offset-mode`, `pfc-unsync`
+    /// (see docs/reliability.md for the whole list).
     Set {
         /// Fault specs.
         #[arg(required = true, value_name = "SPEC")]

@@ -44,7 +44,7 @@ fn is_empty_dir(dir: &Path) -> CliResult<bool> {
 
 /// Prints what the emulated adapter saw and did during this command (its event log: every
 /// command with its status, resets, boots, faults that fired, host protocol violations), one
-/// `ocetool: emulator event: ...` line each on stderr. `-vv` asks for it: a script rehearsed on
+/// `ocetool: emulator event: ...` line each on stderr. `-vvv` asks for it: a script rehearsed on
 /// the emulator shows exactly what it sent, and the CLI tests check that a fault really fired.
 pub fn print_events(emu: &Emulator) {
     use std::io::Write;

@@ -8,7 +8,7 @@ use std::fmt;
 
 use oce_emulator::EmulatorError;
 use oce_firmware::{FlashError, ImageError};
-use oce_mailbox::adapter::ProfileError;
+use oce_mailbox::adapter::{DumpError, ProfileError};
 use oce_mailbox::{BaseStatus, MailboxError};
 use oce_pci::PciError;
 use oce_pci::signals::{self, Signal};
@@ -266,5 +266,15 @@ pub fn emulator_error(e: &EmulatorError) -> CliError {
             err.hint("check the directory's permissions and free space")
         }
         _ => err.hint("the state directory was left as it is: repair or move it, or use another emu:DIR"),
+    }
+}
+
+/// Maps a failed firmware dump: a failed command as every mailbox error; a log the firmware
+/// reports as empty or impossibly large is a failure of the dump.
+pub fn dump_error(e: &DumpError) -> CliError {
+    match e {
+        DumpError::Mailbox(m) => mailbox_error("cannot read the firmware's diagnostic dump", m),
+        _ => CliError::from_error(ErrorKind::Failed, "cannot read the firmware's diagnostic dump", e)
+            .hint("retry; if it persists, the firmware keeps no diagnostic log to send"),
     }
 }

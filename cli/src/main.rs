@@ -7,6 +7,7 @@ mod commands;
 mod device;
 mod emulator;
 mod error;
+mod logging;
 mod output;
 mod report;
 mod session;
@@ -26,21 +27,19 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(&argv, &e),
     };
-    if let Err(e) = oce_pci::signals::install() {
-        let err = error::pci_error("", &e);
-        print_error(&err, cli.global.json, cli.global.verbose);
-        return ExitCode::from(err.kind.exit_code());
-    }
-    match run(&cli) {
+    logging::init(cli.global.verbose, cli.global.log_file.as_deref(), &argv);
+    let code = match oce_pci::signals::install().map_err(|e| error::pci_error("", &e)).and_then(|()| run(&cli)) {
         Ok(report) => {
             print_report(report.as_ref(), cli.global.json);
-            ExitCode::SUCCESS
+            report.exit_code()
         }
         Err(err) => {
             print_error(&err, cli.global.json, cli.global.verbose);
-            ExitCode::from(err.kind.exit_code())
+            err.kind.exit_code()
         }
-    }
+    };
+    logging::finish(code);
+    ExitCode::from(code)
 }
 
 /// Prints a parse error: clap's own text (help and version are not errors), or a JSON error
@@ -72,6 +71,11 @@ fn run(cli: &Cli) -> CliResult<Box<dyn ErasedReport>> {
             run_job(g, job).map(boxed)
         }
         Command::Reset { dry_run } => run_job(g, commands::reset::Reset { dry_run: *dry_run, yes: g.yes }).map(boxed),
+        Command::Doctor => commands::doctor::run(g).map(boxed),
+        Command::Dcb => run_job(g, commands::dcb::Dcb).map(boxed),
+        Command::Dump { output } => run_job(g, commands::dump::Dump { output: output.clone() }.check()?).map(boxed),
+        Command::Port => run_job(g, commands::port::Port).map(boxed),
+        Command::Locate { on, .. } => run_job(g, commands::port::Locate { on: *on }).map(boxed),
         Command::Raw(args) => run_job(g, commands::raw::Raw::from_args(args, g.yes)?).map(boxed),
         Command::Emulator { action } => emulator::run(g, action).map(boxed),
         Command::Fw { action } => match action {

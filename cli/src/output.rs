@@ -11,6 +11,12 @@ use crate::error::{CliError, CliResult, ErrorKind};
 pub trait Report: Serialize {
     /// The human-readable form, ending in a newline.
     fn text(&self) -> String;
+
+    /// The exit code that goes with the report: 0, unless the report itself is a "no" a script
+    /// acts on (`doctor` with a failing check: 1).
+    fn exit_code(&self) -> u8 {
+        0
+    }
 }
 
 /// Prints `report` as JSON or text on stdout.
@@ -28,6 +34,8 @@ pub trait ErasedReport {
     fn json(&self) -> String;
     /// The text form.
     fn text_form(&self) -> String;
+    /// [`Report::exit_code`].
+    fn exit_code(&self) -> u8;
 }
 
 impl<T: Report> ErasedReport for T {
@@ -40,6 +48,9 @@ impl<T: Report> ErasedReport for T {
     }
     fn text_form(&self) -> String {
         self.text()
+    }
+    fn exit_code(&self) -> u8 {
+        Report::exit_code(self)
     }
 }
 

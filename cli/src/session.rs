@@ -48,7 +48,7 @@ pub fn run_job<J: Job>(global: &GlobalArgs, job: J) -> CliResult<J::Output> {
             let emu = open_emulator(dir)?;
             let out = open_session(emu.clone(), spec.clone(), timeouts(global), job.needs_ready_adapter())
                 .and_then(|mut s| job.run(&mut s));
-            if global.verbose >= 2 {
+            if global.verbose >= 3 {
                 print_events(&emu);
             }
             finish(out)

@@ -2,7 +2,7 @@
 //!
 //! Each cell checks that the operation ends as expected (a one-line error naming the symptom with
 //! exit code 1, or success where the fault does not touch the operation or the operation clears
-//! it), that the scenario really happened (the emulated adapter's event log, printed with `-vv`,
+//! it), that the scenario really happened (the emulated adapter's event log, printed with `-vvv`,
 //! shows the fault firing or the command it targets executing; a fault the operation must not
 //! touch is still set as it was), that the adapter's persistent state is consistent afterwards (each profile and each firmware version the old or
 //! the new one, and the adapter boots), and that the operation succeeds once the fault is cleared.
@@ -61,7 +61,7 @@ enum Expect {
     Cleared,
 }
 
-/// What a cell's run left to look at: the run itself, with `-vv` (the emulated adapter's event
+/// What a cell's run left to look at: the run itself, with `-vvv` (the emulated adapter's event
 /// log: every command it executed, resets, faults that fired), and the faults still set after it.
 struct Seen {
     run: Run,
@@ -327,7 +327,7 @@ fn cell(template: &Path, image: &Path, work: &Path, fault: &Fault, op: &Op) -> R
     json(&dev, &["emulator", "fault", "set", &spec]);
 
     let mut args = op.args(image);
-    args.extend(["--json".into(), "-vv".into()]);
+    args.extend(["--json".into(), "-vvv".into()]);
     let r = run(&dev, &args);
     let faults_after = json(&dev, &["emulator", "fault", "list"])["faults"]
         .as_array()

@@ -145,7 +145,7 @@ fn interrupted_before_the_set(sig: i32, code: i32) {
     let (dir, dev) = fresh();
     let before = next_profile_in_state(dir.path());
     json(&dev, &["emulator", "fault", "set", &format!("slow=1:{GET_ACTIVE_PROFILE}:800")]);
-    let child = spawn(&dev, &["-vv", "set-profile", "roce", "--yes"]);
+    let child = spawn(&dev, &["-vvv", "set-profile", "roce", "--yes"]);
     // The first GET_ACTIVE_PROFILE (reading the profiles) is in flight for 800 ms.
     std::thread::sleep(Duration::from_millis(300));
     signal(&child, sig);
@@ -226,7 +226,7 @@ fn sigint_during_a_post_wait_ends_it_at_once() {
     let (_d, dev) = fresh();
     json(&dev, &["emulator", "fault", "set", "post-stuck=0x0002"]);
     let started = Instant::now();
-    let child = spawn(&dev, &["-vv", "query"]); // the default POST wait is 60 s
+    let child = spawn(&dev, &["-vvv", "query"]); // the default POST wait is 60 s
     std::thread::sleep(Duration::from_millis(300));
     signal(&child, 2);
     let run: Run = child.wait_with_output().unwrap().into();

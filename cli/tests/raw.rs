@@ -52,7 +52,7 @@ fn a_command_that_may_change_the_adapter_needs_yes_in_a_script() {
     let payload = set_roce2_payload(&dev);
     let raw = ["--device", &dev, "raw", "--subsystem", "1", "--opcode", SET_ACTIVE_PROFILE, "--payload", &payload];
 
-    let refused = ocetool(&[&raw[..], &["-vv"]].concat());
+    let refused = ocetool(&[&raw[..], &["-vvv"]].concat());
     assert_eq!(refused.code, 4, "{}", refused.stderr);
     let message = refused.message_lines();
     assert_eq!(message.len(), 1, "one line: {}", refused.stderr);

@@ -36,7 +36,7 @@ fn a_chip_reset_recovers_a_hung_mailbox_and_a_ue() {
         assert_eq!(hung.code, 1, "{fault}: {}", hung.stderr);
         assert!(hung.stderr.contains("`ocetool reset`"), "{fault}: the advice names the remedy: {}", hung.stderr);
 
-        let reset = run(&dev, &["reset", "--yes", "--json", "-vv"]);
+        let reset = run(&dev, &["reset", "--yes", "--json", "-vvv"]);
         assert_eq!(reset.code, 0, "{fault}: {}{}", reset.stdout, reset.stderr);
         assert!(reset.events().contains(&"ChipReset"), "{fault}: {:?}", reset.events());
         assert_eq!(reset.json()["changed"], true);

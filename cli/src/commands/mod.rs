@@ -1,7 +1,11 @@
 //! One module per subcommand that runs on an adapter.
 
+pub mod dcb;
+pub mod doctor;
+pub mod dump;
 pub mod fw;
 pub mod list;
+pub mod port;
 pub mod profiles;
 pub mod query;
 pub mod raw;

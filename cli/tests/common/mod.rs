@@ -37,15 +37,24 @@ impl Run {
             .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\nstderr:\n{}", self.stdout, self.stderr))
     }
 
-    /// The emulated adapter's event log lines on stderr (`-vv` on an `emu:` device), without
+    /// The emulated adapter's event log lines on stderr (`-vvv` on an `emu:` device), without
     /// their prefix.
     pub fn events(&self) -> Vec<&str> {
         self.stderr.lines().filter_map(|l| l.strip_prefix(EVENT_PREFIX)).collect()
     }
 
-    /// Stderr without the event log lines: what a user sees without `-vv`.
+    /// Stderr without the event log, step and firmware command lines: what a user sees without
+    /// `-v`.
     pub fn message_lines(&self) -> Vec<&str> {
-        self.stderr.lines().filter(|l| !l.starts_with(EVENT_PREFIX)).collect()
+        self.stderr
+            .lines()
+            .filter(|l| ![EVENT_PREFIX, STEP_PREFIX, COMMAND_PREFIX].iter().any(|p| l.starts_with(p)))
+            .collect()
+    }
+
+    /// The firmware command trace on stderr (`-vv`), without its prefix.
+    pub fn trace(&self) -> Vec<&str> {
+        self.stderr.lines().filter_map(|l| l.strip_prefix(COMMAND_PREFIX)).collect()
     }
 
     /// True when the event log shows command `opcode` of subsystem COMMON (1) executed.
@@ -55,8 +64,14 @@ impl Run {
     }
 }
 
-/// How `-vv` marks a line of the emulated adapter's event log on stderr.
+/// How `-vvv` marks a line of the emulated adapter's event log on stderr.
 pub const EVENT_PREFIX: &str = "ocetool: emulator event: ";
+
+/// How `-v` marks a step taken on stderr.
+pub const STEP_PREFIX: &str = "ocetool: step: ";
+
+/// How `-vv` marks a firmware command on stderr.
+pub const COMMAND_PREFIX: &str = "ocetool: fw: ";
 
 impl From<Output> for Run {
     fn from(o: Output) -> Self {

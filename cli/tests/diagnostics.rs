@@ -16,9 +16,6 @@ use serde_json::Value;
 const IDS: [&str; 10] =
     ["iommu", "vfio_pci", "iommu_group", "lockdown", "memlock", "drivers", "pending", "roce", "pfc", "nfs_rdma"];
 
-const LIMITS_UNLIMITED: &str = "Limit                     Soft Limit           Hard Limit           Units     \n\
-Max locked memory         unlimited            unlimited            bytes     \n";
-
 fn addr(s: &str) -> PciAddress {
     s.parse().unwrap()
 }
@@ -35,20 +32,9 @@ fn run(mut cmd: Command, args: &[&str]) -> Run {
     cmd.args(args).output().expect("run ocetool").into()
 }
 
-/// A host ready for RoCE: an OCe14000 PF in its own IOMMU group bound to be2net, intel_iommu=on,
-/// vfio-pci, be2net, ocrdma and rpcrdma loaded, memlock unlimited, nfsd listening on RDMA.
+/// A host ready for RoCE: every host check passes.
 fn healthy_host() -> FakeTree {
-    let tree = FakeTree::new();
-    tree.device(addr("0000:03:00.0"), 0x10df, 0x0720).group(12).driver("be2net");
-    for m in ["be2net", "ocrdma", "rpcrdma"] {
-        tree.load_module(m);
-    }
-    tree.write_proc("cmdline", "BOOT_IMAGE=/vmlinuz root=/dev/sda1 intel_iommu=on iommu=pt\n");
-    tree.write_proc("self/limits", LIMITS_UNLIMITED);
-    tree.write_proc("self/status", "Name:\tocetool\nCapEff:\t0000000000000000\n");
-    tree.write_proc("fs/nfsd/portlist", "rdma 20049\ntcp 2049\n");
-    tree.write_proc("mounts", "/dev/sda1 / ext4 rw 0 0\n");
-    tree
+    FakeTree::ready_for_roce()
 }
 
 /// A fresh emulator directory; `roce` switches it to a RoCE profile and resets it.

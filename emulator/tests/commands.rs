@@ -3,20 +3,13 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use common::fresh;
+use common::{failure, fresh, host};
 use oce_emulator::Emulator;
 use oce_mailbox::commands::*;
 use oce_mailbox::status::BaseStatus;
-use oce_mailbox::{BootstrapMailbox, Command, MailboxError, ManualClock, RawCommand};
-
-fn host(emu: &Emulator) -> BootstrapMailbox<Emulator> {
-    let mut mbox = BootstrapMailbox::open(emu.clone(), Arc::new(ManualClock::new())).unwrap();
-    mbox.initialize().unwrap();
-    mbox
-}
+use oce_mailbox::{BootstrapMailbox, Command, RawCommand};
 
 fn raw(mbox: &mut BootstrapMailbox<Emulator>, opcode: u8, version: u8, embedded: bool, len: usize) -> Vec<u8> {
     let cmd = RawCommand {
@@ -32,13 +25,6 @@ fn raw(mbox: &mut BootstrapMailbox<Emulator>, opcode: u8, version: u8, embedded:
     let resp = mbox.execute_raw(&cmd).unwrap();
     assert!(resp.status.is_success(), "opcode {opcode}: {}", resp.status);
     resp.buffer
-}
-
-fn failure(result: Result<impl std::fmt::Debug, MailboxError>) -> BaseStatus {
-    match result {
-        Err(MailboxError::CommandFailed { status, .. }) => status.base,
-        other => panic!("expected a failure status, got {other:?}"),
-    }
 }
 
 #[test]

@@ -4,20 +4,13 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use common::fresh;
+use common::{failure, fresh, host};
 use oce_emulator::{Emulator, FaultSpec};
 use oce_mailbox::commands::*;
 use oce_mailbox::status::BaseStatus;
-use oce_mailbox::{BootstrapMailbox, MailboxError, ManualClock, RawCommand};
-
-fn host(emu: &Emulator) -> BootstrapMailbox<Emulator> {
-    let mut mbox = BootstrapMailbox::open(emu.clone(), Arc::new(ManualClock::new())).unwrap();
-    mbox.initialize().unwrap();
-    mbox
-}
+use oce_mailbox::{BootstrapMailbox, RawCommand};
 
 /// The base status of a raw non-embedded command of `len` bytes with `payload` at byte 16.
 fn raw_status(
@@ -38,13 +31,6 @@ fn raw_status(
         timeout: Duration::from_secs(4),
     };
     mbox.execute_raw(&cmd).unwrap().status.base
-}
-
-fn failure(result: Result<impl std::fmt::Debug, MailboxError>) -> BaseStatus {
-    match result {
-        Err(MailboxError::CommandFailed { status, .. }) => status.base,
-        other => panic!("expected a failure status, got {other:?}"),
-    }
 }
 
 #[test]

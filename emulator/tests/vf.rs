@@ -3,14 +3,13 @@
 
 mod common;
 
-use std::sync::Arc;
+use common::{failure, host};
 
 use oce_emulator::{CreateOptions, Emulator, FunctionType};
 use oce_mailbox::commands::*;
 use oce_mailbox::regs::bars::{self, BarLayout};
 use oce_mailbox::regs::{MailboxDoorbell, Semaphore, SliIntf, SoftReset, UeStatus};
 use oce_mailbox::status::BaseStatus;
-use oce_mailbox::{BootstrapMailbox, MailboxError, ManualClock};
 use oce_pci::{ConfigSpace, DmaBuffer, PciError, PciFunction, RegisterIo};
 
 fn vf() -> (tempfile::TempDir, Emulator) {
@@ -72,19 +71,6 @@ fn the_bar_registers_show_one_bar() {
     assert_eq!(cfg.read32(0x10).unwrap(), 0xFFFF_E004, "BAR0: 64-bit, 8 KiB");
     cfg.write32(0x20, u32::MAX).unwrap();
     assert_eq!(cfg.read32(0x20).unwrap(), 0, "BAR4 not implemented");
-}
-
-fn host(emu: &Emulator) -> BootstrapMailbox<Emulator> {
-    let mut mbox = BootstrapMailbox::open(emu.clone(), Arc::new(ManualClock::new())).unwrap();
-    mbox.initialize().unwrap();
-    mbox
-}
-
-fn failure<T: std::fmt::Debug>(result: Result<T, MailboxError>) -> BaseStatus {
-    match result {
-        Err(MailboxError::CommandFailed { status, .. }) => status.base,
-        other => panic!("expected a failure status, got {other:?}"),
-    }
 }
 
 #[test]

@@ -5,28 +5,13 @@ use super::*;
 use crate::fake_sysfs::FakeTree;
 
 const NEEDED: u64 = 136 * 1024;
-const LIMITS_UNLIMITED: &str = "Limit                     Soft Limit           Hard Limit           Units     \n\
-Max locked memory         unlimited            unlimited            bytes     \n";
-
 fn addr(s: &str) -> PciAddress {
     s.parse().unwrap()
 }
 
-/// A host ready for ocetool and RoCE: an OCe14000 PF in its own IOMMU group bound to be2net,
-/// intel_iommu=on, vfio-pci, be2net and ocrdma loaded, no lockdown, memlock unlimited, nfsd
-/// listening on RDMA.
+/// A host ready for ocetool and RoCE ([`FakeTree::ready_for_roce`]).
 fn healthy() -> FakeTree {
-    let tree = FakeTree::new();
-    tree.device(addr("0000:03:00.0"), 0x10df, 0x0720).group(12).driver("be2net");
-    tree.load_module("be2net");
-    tree.load_module("ocrdma");
-    tree.load_module("rpcrdma");
-    tree.write_proc("cmdline", "BOOT_IMAGE=/vmlinuz root=/dev/sda1 intel_iommu=on iommu=pt\n");
-    tree.write_proc("self/limits", LIMITS_UNLIMITED);
-    tree.write_proc("self/status", "Name:\tocetool\nCapEff:\t0000000000000000\n");
-    tree.write_proc("fs/nfsd/portlist", "rdma 20049\ntcp 2049\n");
-    tree.write_proc("mounts", "/dev/sda1 / ext4 rw 0 0\n");
-    tree
+    FakeTree::ready_for_roce()
 }
 
 fn check(tree: &FakeTree, id: &str) -> Check {

@@ -143,7 +143,29 @@ impl FakeTree {
     pub fn driver_of(&self, address: PciAddress) -> Option<String> {
         crate::sysfs::bound_driver(&self.roots, address).unwrap()
     }
+
+    /// A host ready for ocetool and RoCE, on which every host check of `doctor` passes: an
+    /// OCe14000 PF at 0000:03:00.0 in its own IOMMU group (12) bound to be2net, intel_iommu=on,
+    /// vfio-pci, be2net, ocrdma and rpcrdma loaded, no lockdown, memlock unlimited, nfsd listening
+    /// on RDMA.
+    pub fn ready_for_roce() -> Self {
+        let tree = Self::new();
+        tree.device("0000:03:00.0".parse().unwrap(), 0x10df, 0x0720).group(12).driver("be2net");
+        for module in ["be2net", "ocrdma", "rpcrdma"] {
+            tree.load_module(module);
+        }
+        tree.write_proc("cmdline", "BOOT_IMAGE=/vmlinuz root=/dev/sda1 intel_iommu=on iommu=pt\n");
+        tree.write_proc("self/limits", LIMITS_UNLIMITED);
+        tree.write_proc("self/status", "Name:\tocetool\nCapEff:\t0000000000000000\n");
+        tree.write_proc("fs/nfsd/portlist", "rdma 20049\ntcp 2049\n");
+        tree.write_proc("mounts", "/dev/sda1 / ext4 rw 0 0\n");
+        tree
+    }
 }
+
+/// `/proc/self/limits` with no locked-memory limit.
+pub const LIMITS_UNLIMITED: &str = "Limit                     Soft Limit           Hard Limit           Units     \n\
+Max locked memory         unlimited            unlimited            bytes     \n";
 
 impl Default for FakeTree {
     fn default() -> Self {

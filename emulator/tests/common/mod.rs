@@ -4,9 +4,13 @@
 
 pub mod flashing;
 
+use std::sync::Arc;
+
 use oce_emulator::{Emulator, Event};
 use oce_mailbox::regs::MailboxDoorbell;
 use oce_mailbox::regs::bars::{self, BarLayout};
+use oce_mailbox::status::BaseStatus;
+use oce_mailbox::{BootstrapMailbox, MailboxError, ManualClock};
 use oce_pci::{DmaBuffer, PciFunction, RegisterIo};
 
 /// A factory-fresh emulator in its own temporary directory (kept alive by the returned guard).
@@ -14,6 +18,21 @@ pub fn fresh() -> (tempfile::TempDir, Emulator) {
     let dir = tempfile::tempdir().unwrap();
     let emu = Emulator::create_seeded(&dir.path().join("emu"), 0x5EED).unwrap();
     (dir, emu)
+}
+
+/// The real host driver on `emu`, initialised (POST, fw_init, FUNCTION_RESET), on a manual clock.
+pub fn host(emu: &Emulator) -> BootstrapMailbox<Emulator> {
+    let mut mbox = BootstrapMailbox::open(emu.clone(), Arc::new(ManualClock::new())).unwrap();
+    mbox.initialize().unwrap();
+    mbox
+}
+
+/// The base status of a command the firmware refused; panics on anything else.
+pub fn failure(result: Result<impl std::fmt::Debug, MailboxError>) -> BaseStatus {
+    match result {
+        Err(MailboxError::CommandFailed { status, .. }) => status.base,
+        other => panic!("expected a failure status, got {other:?}"),
+    }
 }
 
 /// The doorbell BAR of a PF.

@@ -8,8 +8,33 @@
 //! mapping is checked against the file's size when it is made, so an honest client's memory can
 //! never fault; a client that shrinks the file afterwards can make an access fault (SIGBUS),
 //! which ends the server, never the guest, and is documented as such.
+//!
+//! # One thread at a time
+//!
+//! A [`GuestMapping`] is `Send` but **not `Sync`**, for the reason [`crate::VfioDma`] is not:
+//! its copies are plain volatile word and byte accesses through `&self`, and two threads of this
+//! process copying into (or one into, one out of) the same bytes at once would be a data race.
+//! The owner shares it between threads behind a lock (the vfio-user server keeps its mappings in
+//! one `Mutex`), so at most one thread of the server touches guest memory at any moment. The
+//! guest itself writes the same memory concurrently, from another process (the VMM's vCPUs): that
+//! is the bus-master situation of every device, outside this process's memory model, and why
+//! every access is volatile and no reference into the memory is ever made. Atomic views would
+//! not buy more: the guest's accesses are not atomic with ours either, and atomics of mixed sizes
+//! on the same bytes (a word copy here, a byte copy there) are themselves not allowed to race.
+//!
+//! ```compile_fail
+//! fn shared_between_threads<T: Sync>() {}
+//! shared_between_threads::<oce_pci::guest_memory::GuestMapping>();
+//! ```
+//!
+//! ```
+//! fn moved_to_a_thread<T: Send>() {}
+//! moved_to_a_thread::<oce_pci::guest_memory::GuestMapping>();
+//! ```
 
+use std::cell::Cell;
 use std::fs::File;
+use std::marker::PhantomData;
 use std::ptr::NonNull;
 
 use memmap2::{MmapOptions, MmapRaw};
@@ -17,11 +42,13 @@ use memmap2::{MmapOptions, MmapRaw};
 use crate::volatile_copy::{copy_in, copy_out};
 use crate::{PciError, check_dma_range};
 
-/// One shared mapping of guest memory.
+/// One shared mapping of guest memory: `Send`, not `Sync` (see the module docs).
 #[derive(Debug)]
 pub struct GuestMapping {
     map: MmapRaw,
     writable: bool,
+    /// Makes the mapping `!Sync`; `Cell<()>` is `Send`, so the mapping stays `Send`.
+    _not_sync: PhantomData<Cell<()>>,
 }
 
 impl GuestMapping {
@@ -44,7 +71,7 @@ impl GuestMapping {
         options.offset(offset).len(size);
         let map = if writable { options.map_raw(file) } else { options.map_raw_read_only(file) }
             .map_err(|e| fail(format!("mmap: {e}")))?;
-        Ok(Self { map, writable })
+        Ok(Self { map, writable, _not_sync: PhantomData })
     }
 
     /// Length in bytes.
@@ -72,7 +99,8 @@ impl GuestMapping {
         if let Some(base) = self.base() {
             // SAFETY: off + dst.len() <= the length of `self.map` (checked above), a live mapping
             // owned by `self`, readable (read-only or read-write), of a file at least that long
-            // (checked in `map`).
+            // (checked in `map`). No other thread of this process copies through this mapping
+            // now: it is `!Sync`, so `&self` is not shared between threads.
             unsafe { copy_out(base, off, dst) };
         }
         Ok(())
@@ -85,8 +113,9 @@ impl GuestMapping {
         }
         check_dma_range(off, src.len(), self.map.len())?;
         if let Some(base) = self.base() {
-            // SAFETY: as in `read_at`; the mapping is writable (checked above: it was made with
-            // `map_raw`, PROT_READ | PROT_WRITE, MAP_SHARED).
+            // SAFETY: as in `read_at` (bounds, liveness, one thread at a time); the mapping is
+            // writable (checked above: it was made with `map_raw`, PROT_READ | PROT_WRITE,
+            // MAP_SHARED).
             unsafe { copy_in(base, off, src) };
         }
         Ok(())
@@ -94,11 +123,9 @@ impl GuestMapping {
 }
 
 // SAFETY: the mapping is plain shared memory reached only through volatile copies; nothing in
-// `GuestMapping` is tied to the creating thread.
+// `GuestMapping` is tied to the creating thread, so it may move to another one. It is not `Sync`
+// (the `_not_sync` marker): copies from two threads at once would race (module docs).
 unsafe impl Send for GuestMapping {}
-// SAFETY: as above: every access is a volatile copy through a raw pointer, and concurrent copies
-// race only on the guest's bytes, as two bus masters would.
-unsafe impl Sync for GuestMapping {}
 
 #[cfg(test)]
 mod tests {

@@ -2,10 +2,16 @@
 //! mapped from the file descriptor that came with it or, without one, reached by DMA_READ /
 //! DMA_WRITE messages. Accesses split at region boundaries, since behind a vIOMMU every 4 KiB
 //! page is a region of its own (recipes/vfio-user-qemu.md pitfall 6).
+//!
+//! The regions sit behind one `Mutex`: a [`GuestMapping`] may be touched by one thread at a time
+//! (it is `!Sync`, see `oce_pci::guest_memory`), and the serving thread and an event injector
+//! both reach guest memory. The lock is never held across a message exchange: a DMA_READ waits
+//! for the client, and the serving thread, which routes the reply, may need the lock meanwhile
+//! for a DMA_MAP that arrived first.
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use oce_pci::guest_memory::GuestMapping;
 
@@ -13,7 +19,7 @@ use crate::link::Link;
 use crate::log::Log;
 use crate::protocol::messages::{DMA_MAP_WRITE, decode_dma_read_reply};
 use crate::protocol::{DmaMap, Request};
-use crate::seam::{DmaFault, DmaSpace};
+use oce_emulator::device::{DmaFault, DmaSpace};
 
 /// How a region is reached.
 #[derive(Debug)]
@@ -48,34 +54,30 @@ pub struct MapRefused {
 /// The DMA space of the served device: cheap to clone, usable from any thread.
 #[derive(Debug, Clone)]
 pub struct GuestDma {
-    inner: Arc<RwLock<Inner>>,
+    inner: Arc<Mutex<Inner>>,
     log: Log,
 }
 
 impl GuestDma {
     /// An empty DMA space: every access faults until the client maps memory.
     pub fn new(log: Log) -> Self {
-        Self { inner: Arc::new(RwLock::new(Inner::default())), log }
+        Self { inner: Arc::new(Mutex::new(Inner::default())), log }
     }
 
-    fn read_inner(&self) -> std::sync::RwLockReadGuard<'_, Inner> {
-        self.inner.read().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn write_inner(&self) -> std::sync::RwLockWriteGuard<'_, Inner> {
-        self.inner.write().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Attaches (or, with `None`, detaches) the connection that carries DMA messages.
     pub(crate) fn set_link(&self, link: Option<Arc<Link>>) {
-        self.write_inner().link = link;
+        self.lock().link = link;
     }
 
     /// Adds a region (DMA_MAP). A range that overlaps a mapped one is refused with EEXIST, as the
     /// spec asks.
     pub fn map(&self, map: &DmaMap, file: Option<&File>) -> Result<(), MapRefused> {
         let end = map.address.saturating_add(map.size);
-        let mut inner = self.write_inner();
+        let mut inner = self.lock();
         let overlaps = inner
             .regions
             .range(..end)
@@ -105,7 +107,7 @@ impl GuestDma {
     /// Unmapping what was never mapped is not an error: QEMU unmaps huge ranges at vIOMMU enable
     /// and at shutdown (recipes/vfio-user-qemu.md pitfall 6). Returns how many were removed.
     pub fn unmap(&self, address: u64, size: u64, all: bool) -> usize {
-        let mut inner = self.write_inner();
+        let mut inner = self.lock();
         let before = inner.regions.len();
         if all {
             inner.regions.clear();
@@ -118,34 +120,7 @@ impl GuestDma {
 
     /// Number of regions mapped.
     pub fn region_count(&self) -> usize {
-        self.read_inner().regions.len()
-    }
-
-    /// Runs `piece` on every region-sized piece of `addr .. addr + len`: (region start, region,
-    /// offset into the region, offset into the caller's buffer, length). A gap is a fault.
-    fn walk(
-        &self,
-        addr: u64,
-        len: usize,
-        mut piece: impl FnMut(&Inner, &Region, u64, usize, usize) -> bool,
-    ) -> Result<(), DmaFault> {
-        let fault = DmaFault { addr, len };
-        let inner = self.read_inner();
-        let mut done = 0usize;
-        while done < len {
-            let at = addr.checked_add(done as u64).ok_or(fault)?;
-            let (&start, region) = inner.regions.range(..=at).next_back().ok_or(fault)?;
-            let off = at - start;
-            if off >= region.size {
-                return Err(fault);
-            }
-            let n = usize::try_from(region.size - off).unwrap_or(usize::MAX).min(len - done);
-            if !piece(&inner, region, off, done, n) {
-                return Err(fault);
-            }
-            done += n;
-        }
-        Ok(())
+        self.lock().regions.len()
     }
 
     fn fault(&self, kind: &str, f: DmaFault) -> DmaFault {
@@ -154,26 +129,99 @@ impl GuestDma {
     }
 }
 
+/// One region-sized piece of an access.
+#[derive(Debug, Clone, Copy)]
+struct Piece {
+    /// The region's start (its key).
+    region: u64,
+    /// Offset into the region.
+    off: u64,
+    /// Offset into the caller's buffer.
+    at: usize,
+    /// Length.
+    len: usize,
+    /// Reached by DMA_READ / DMA_WRITE rather than a mapping.
+    by_message: bool,
+}
+
+/// Splits `addr .. addr + len` into region-sized pieces; a gap, or a write to a region shared
+/// read-only, is a fault before anything is copied (all or nothing, as [`DmaSpace`] asks).
+fn plan(inner: &Inner, addr: u64, len: usize, write: bool) -> Result<Vec<Piece>, DmaFault> {
+    let fault = DmaFault { addr, len };
+    let mut pieces = Vec::new();
+    let mut done = 0usize;
+    while done < len {
+        let at = addr.checked_add(done as u64).ok_or(fault)?;
+        let (&start, region) = inner.regions.range(..=at).next_back().ok_or(fault)?;
+        let off = at - start;
+        if off >= region.size {
+            return Err(fault);
+        }
+        let n = usize::try_from(region.size - off).unwrap_or(usize::MAX).min(len - done);
+        let (by_message, writable) = match &region.backing {
+            Backing::Mapped(m) => (false, m.is_writable()),
+            Backing::Messages { writable } => (true, *writable),
+        };
+        if write && !writable {
+            return Err(fault);
+        }
+        pieces.push(Piece { region: start, off, at: done, len: n, by_message });
+        done += n;
+    }
+    Ok(pieces)
+}
+
+/// The mapping a mapped piece copies through.
+fn mapping<'a>(inner: &'a Inner, piece: &Piece) -> Option<&'a GuestMapping> {
+    match inner.regions.get(&piece.region).map(|r| &r.backing) {
+        Some(Backing::Mapped(m)) => Some(m),
+        _ => None,
+    }
+}
+
 impl DmaSpace for GuestDma {
     fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), DmaFault> {
-        let len = buf.len();
-        self.walk(addr, len, |inner, region, off, at, n| match &region.backing {
-            Backing::Mapped(m) => m.read_at(off as usize, &mut buf[at..at + n]).is_ok(),
-            Backing::Messages { .. } => {
-                message_read(inner.link.as_deref(), addr + at as u64, &mut buf[at..at + n], &self.log)
+        let fault = DmaFault { addr, len: buf.len() };
+        let (pieces, link) = {
+            let inner = self.lock();
+            let pieces = plan(&inner, addr, buf.len(), false).map_err(|f| self.fault("read", f))?;
+            for p in pieces.iter().filter(|p| !p.by_message) {
+                let copied =
+                    mapping(&inner, p).is_some_and(|m| m.read_at(p.off as usize, &mut buf[p.at..p.at + p.len]).is_ok());
+                if !copied {
+                    return Err(self.fault("read", fault));
+                }
             }
-        })
-        .map_err(|f| self.fault("read", f))
+            (pieces, inner.link.clone())
+        };
+        for p in pieces.iter().filter(|p| p.by_message) {
+            if !message_read(link.as_deref(), addr + p.at as u64, &mut buf[p.at..p.at + p.len], &self.log) {
+                return Err(self.fault("read", fault));
+            }
+        }
+        Ok(())
     }
 
     fn write(&self, addr: u64, data: &[u8]) -> Result<(), DmaFault> {
-        self.walk(addr, data.len(), |inner, region, off, at, n| match &region.backing {
-            Backing::Mapped(m) => m.write_at(off as usize, &data[at..at + n]).is_ok(),
-            Backing::Messages { writable } => {
-                *writable && message_write(inner.link.as_deref(), addr + at as u64, &data[at..at + n], &self.log)
+        let fault = DmaFault { addr, len: data.len() };
+        let (pieces, link) = {
+            let inner = self.lock();
+            let pieces = plan(&inner, addr, data.len(), true).map_err(|f| self.fault("write", f))?;
+            for p in pieces.iter().filter(|p| !p.by_message) {
+                let copied =
+                    mapping(&inner, p).is_some_and(|m| m.write_at(p.off as usize, &data[p.at..p.at + p.len]).is_ok());
+                if !copied {
+                    return Err(self.fault("write", fault));
+                }
             }
-        })
-        .map_err(|f| self.fault("write", f))
+            (pieces, inner.link.clone())
+        };
+        for p in pieces.iter().filter(|p| p.by_message) {
+            if !message_write(link.as_deref(), addr + p.at as u64, &data[p.at..p.at + p.len], &self.log) {
+                return Err(self.fault("write", fault));
+            }
+        }
+        Ok(())
     }
 }
 

@@ -19,7 +19,7 @@ use crate::protocol::messages::{
     IRQ_SET_DATA_NONE,
 };
 use crate::protocol::{IrqInfo, SetIrqs};
-use crate::seam::Interrupt;
+use oce_emulator::device::Interrupt;
 
 /// `VFIO_PCI_INTX_IRQ_INDEX` .. `VFIO_PCI_REQ_IRQ_INDEX` (`<linux/vfio.h>`).
 pub const INTX: u32 = 0;

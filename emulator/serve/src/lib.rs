@@ -16,8 +16,14 @@
 //!   re-signalled on UNMASK) and MSI-X (the table is QEMU's; a vector without an eventfd stays
 //!   pending);
 //! - [`Backend`]: what the transport needs from a device (byte-granular config and BAR access,
-//!   reset); [`testing::TestDevice`] is a small one for the transport's own tests;
-//! - [`client::Client`]: a client for tests and benchmarks.
+//!   reset); the emulator's `Device` is one ([`Adapter`]: the served OneConnect adapter, a PCI
+//!   Express endpoint with 32 MSI-X vectors whose table QEMU keeps), [`testing::TestDevice`] is a
+//!   small one for the transport's own tests;
+//! - [`control`]: a second socket through which host commands (`ocetool emulator fault set`)
+//!   reach the adapter while a server holds it;
+//! - [`client::Client`]: a client for tests and benchmarks, and [`client::ServedFunction`], the
+//!   host stack's `PciFunction` over it (the mailbox driver and the flash procedure drive a
+//!   served adapter from the host, as they drive the in-process one).
 //!
 //! [`GuestDma`] and [`IrqLines`] are cheap clones usable from any thread: an event injector (link
 //! changes, asynchronous completions) holds clones and the device's `Arc<Mutex<_>>`, and its DMA
@@ -50,20 +56,24 @@
 //! posted writes, and the test client here is a hundred lines over the same codec.
 #![forbid(unsafe_code)]
 
+mod adapter;
+mod backend;
 pub mod client;
+pub mod control;
 mod dma;
 mod irq;
 mod link;
 mod log;
 pub mod protocol;
-mod seam;
 mod server;
 mod socket;
 pub mod testing;
 
+pub use adapter::{Adapter, AdapterDevice, SERVED_SHAPE};
+pub use backend::{Backend, Layout};
 pub use dma::{GuestDma, MapRefused};
 pub use irq::IrqLines;
 pub use log::Log;
-pub use seam::{Backend, DmaFault, DmaSpace, Interrupt, Layout};
+pub use oce_emulator::device::{DmaFault, DmaSpace, Interrupt};
 pub use server::{CONFIG_REGION, NUM_REGIONS, Outcome, Server};
 pub use socket::{ServeSocket, SocketError};

@@ -11,13 +11,13 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::Duration;
 
+use crate::backend::{Backend, Layout};
 use crate::dma::GuestDma;
 use crate::irq::{IrqLines, NUM_IRQS};
 use crate::link::{Incoming, Link, LinkError, MAX_FDS};
 use crate::log::Log;
 use crate::protocol::messages::DMA_UNMAP_FLAG_ALL;
 use crate::protocol::{MAX_DATA_XFER, RegionInfo, Reply, Request, decode_request, encode_error, encode_reply};
-use crate::seam::{Backend, Layout};
 
 /// `VFIO_PCI_CONFIG_REGION_INDEX` (`<linux/vfio.h>`): regions 0-5 are the BARs, 6 the
 /// expansion ROM, 7 config space, 8 VGA.
@@ -58,6 +58,8 @@ pub struct Server<B: Backend> {
     irqs: IrqLines,
     layout: Layout,
     log: Log,
+    /// Where the device's own events go (none: they are dropped).
+    events: Option<Log>,
 }
 
 impl<B: Backend> Server<B> {
@@ -65,7 +67,24 @@ impl<B: Backend> Server<B> {
     /// built with clones of them).
     pub fn new(device: Arc<Mutex<B>>, dma: GuestDma, irqs: IrqLines, log: Log) -> Self {
         let layout = lock(&device).layout();
-        Self { device, dma, irqs, layout, log }
+        Self { device, dma, irqs, layout, log, events: None }
+    }
+
+    /// Sends what the device records (commands it executed, resets, faults that fired) to
+    /// `log`, one line per event, after each access.
+    pub fn with_events(mut self, log: Log) -> Self {
+        self.events = Some(log);
+        self
+    }
+
+    /// Takes the device's events and logs them (or drops them).
+    fn flush_events(&self, device: &mut B) {
+        let events = device.take_events();
+        if let Some(log) = &self.events {
+            for e in events {
+                log.line(&e);
+            }
+        }
     }
 
     /// Waits for one client on `listener` and serves it until it goes, or until `stop()`.
@@ -206,6 +225,7 @@ impl<B: Backend> Server<B> {
                     } else {
                         device.read_bar(region as u8, offset, &mut data);
                     }
+                    self.flush_events(&mut device);
                 }
                 ok(Reply::RegionRead { offset, region, data: &data })
             }
@@ -218,11 +238,14 @@ impl<B: Backend> Server<B> {
                     } else {
                         device.write_bar(region as u8, offset, data);
                     }
+                    self.flush_events(&mut device);
                 }
                 ok(Reply::RegionWrite { offset, region, count: data.len() as u32 })
             }
             Request::DeviceReset => {
-                self.lock_device(link).reset();
+                let mut device = self.lock_device(link);
+                device.reset();
+                self.flush_events(&mut device);
                 ok(Reply::Empty)
             }
             Request::DmaRead { .. } | Request::DmaWrite { .. } => {

@@ -15,7 +15,9 @@
 //! | 0x20 | INTX: write 1 / 0 to assert / deassert INTx |
 //! | 0x24 | MSIX: write v to send MSI-X vector v |
 
-use crate::seam::{Backend, DmaSpace, Interrupt, Layout};
+use oce_emulator::device::{DmaSpace, Interrupt};
+
+use crate::backend::{Backend, Layout};
 
 /// Vendor 0x1234 (QEMU's test devices, as `edu`), device 0x0ce0: this test device.
 pub const TEST_ID: u32 = 0x0ce0_1234;

@@ -11,21 +11,21 @@ use std::thread::JoinHandle;
 
 use oce_emulator_serve::client::Client;
 use oce_emulator_serve::testing::TestDevice;
-use oce_emulator_serve::{GuestDma, IrqLines, Log, Outcome, Server};
+use oce_emulator_serve::{Adapter, AdapterDevice, Backend, GuestDma, IrqLines, Log, Outcome, Server};
 
 pub type Device = TestDevice<GuestDma, IrqLines>;
 
-pub struct Served {
+pub struct Served<B = Device> {
     pub client: Client,
     pub server: JoinHandle<Outcome>,
     pub dma: GuestDma,
     pub irqs: IrqLines,
-    pub device: Arc<Mutex<Device>>,
+    pub device: Arc<Mutex<B>>,
     pub log: Arc<Mutex<Vec<String>>>,
     pub stop: Arc<AtomicBool>,
 }
 
-impl Served {
+impl<B> Served<B> {
     pub fn log_has(&self, needle: &str) -> bool {
         self.log.lock().unwrap().iter().any(|l| l.contains(needle))
     }
@@ -42,12 +42,32 @@ pub fn serve() -> Served {
     let dma = GuestDma::new(log.clone());
     let irqs = IrqLines::new(oce_emulator_serve::testing::VECTORS, log.clone());
     let device = Arc::new(Mutex::new(TestDevice::new(dma.clone(), irqs.clone())));
+    serve_device(device, dma, irqs, log, lines)
+}
+
+/// The emulated adapter, factory-fresh in `dir` (identity seed 1), served; its events go to the
+/// log too.
+pub fn serve_adapter(dir: &std::path::Path) -> Served<AdapterDevice> {
+    let (log, lines) = Log::collect();
+    let options = oce_emulator::CreateOptions { seed: 1, function: oce_emulator::FunctionType::Pf };
+    let firmware = oce_emulator::firmware::Firmware::create_with(dir, options).unwrap();
+    let adapter = Adapter::new(firmware, &log);
+    serve_device(adapter.device, adapter.dma, adapter.irqs, log, lines)
+}
+
+fn serve_device<B: Backend + 'static>(
+    device: Arc<Mutex<B>>,
+    dma: GuestDma,
+    irqs: IrqLines,
+    log: Log,
+    lines: Arc<Mutex<Vec<String>>>,
+) -> Served<B> {
     let (ours, theirs) = UnixStream::pair().unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let server = {
         let (device, dma, irqs, stop) = (Arc::clone(&device), dma.clone(), irqs.clone(), Arc::clone(&stop));
         std::thread::spawn(move || {
-            let server = Server::new(device, dma, irqs, log);
+            let server = Server::new(device, dma, irqs, log.clone()).with_events(log);
             server.serve_stream(theirs, &|| stop.load(Ordering::SeqCst)).unwrap()
         })
     };

@@ -1,36 +1,7 @@
-//! The device seams, as the transport sees them: what the served device needs from the bus (a DMA
-//! space, interrupt lines) and what the transport needs from the device (config space, BARs,
-//! reset).
-//!
-//! [`DmaSpace`], [`Interrupt`] and [`DmaFault`] have exactly the shape of the emulator's device
-//! seams (design.md §9, in the style of rust-vmm's vm-superio): the transport implements them
-//! ([`crate::GuestDma`], [`crate::IrqLines`]) and hands them to the device it serves.
-
-/// A device access to bus memory that no mapping covers, or that the memory refuses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DmaFault {
-    /// The first address of the access.
-    pub addr: u64,
-    /// Its length in bytes.
-    pub len: usize,
-}
-
-/// Bus memory as the device reaches it: read and write at a bus address, with a fault on an
-/// address no mapping covers.
-pub trait DmaSpace {
-    /// Copies `buf.len()` bytes at `addr` into `buf`.
-    fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), DmaFault>;
-    /// Copies `data` to `addr`.
-    fn write(&self, addr: u64, data: &[u8]) -> Result<(), DmaFault>;
-}
-
-/// The device's interrupt lines: INTx as a level, MSI-X by vector.
-pub trait Interrupt {
-    /// Drives the INTx line (level-triggered).
-    fn set_level(&self, asserted: bool);
-    /// Sends MSI-X message `vector`.
-    fn signal(&self, vector: u16);
-}
+//! What the transport needs from a device it serves: its sizes ([`Layout`]) and byte-granular
+//! config and BAR access with reset ([`Backend`]). What the device needs from the transport is
+//! the other way round, the emulator's own seams (`oce_emulator::device::{DmaSpace, Interrupt}`),
+//! which [`crate::GuestDma`] and [`crate::IrqLines`] implement.
 
 /// Sizes of what the transport exposes for a device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,4 +33,9 @@ pub trait Backend: Send {
     fn write_bar(&mut self, bar: u8, off: u64, data: &[u8]);
     /// Function-level reset (the client's DEVICE_RESET).
     fn reset(&mut self);
+    /// What the device recorded since the last call (commands it executed, faults, resets), one
+    /// line each, for the server's log. None by default.
+    fn take_events(&mut self) -> Vec<String> {
+        Vec::new()
+    }
 }

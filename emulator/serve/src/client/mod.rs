@@ -1,6 +1,11 @@
 //! A vfio-user client for tests and benchmarks: what QEMU's `vfio-user-pci` does, driven by
 //! hand. It can share memory by file descriptor (a memfd, as QEMU does with `share=on`) or keep
 //! it and answer the server's DMA_READ / DMA_WRITE itself, and it can send any bytes at all.
+//! [`ServedFunction`] puts the host stack's `PciFunction` seam over it.
+
+mod function;
+
+pub use function::{ServedBar, ServedConfig, ServedDma, ServedFunction};
 
 use std::fs::File;
 use std::io;
@@ -175,6 +180,13 @@ impl Client {
             bools: &[],
         };
         self.request(&Request::SetIrqs(set), fds).map(drop)
+    }
+
+    /// The size of region `index` (DEVICE_GET_REGION_INFO); 0 for an absent one.
+    pub fn region_size(&mut self, index: u32) -> Result<u64, ClientError> {
+        let reply = self.request(&Request::RegionInfo { index }, &[])?;
+        // argsz, flags, index, cap_offset, then the size (vfio-user.rst "Region info").
+        Reader::at(&reply.payload, 16).u64("region_info.size").map_err(|e| ClientError::BadReply(e.to_string()))
     }
 
     /// Reads `len` bytes of region `region` at `offset`.

@@ -230,12 +230,47 @@ pub enum EmulatorAction {
     /// Cold-boot the emulated adapter: runtime state is lost, POST runs, the next-boot profile
     /// and the firmware on flash become active.
     PowerCycle,
-    /// Set, clear or list faults (kept in the state directory until cleared).
+    /// Set, clear or list faults (kept in the state directory until cleared). While `emulator
+    /// serve` holds the adapter, the change goes to the running server.
     Fault {
         #[command(subcommand)]
         action: FaultAction,
     },
+    /// Serve the emulated adapter to a virtual machine over vfio-user, as a PCI Express device
+    /// (10df:0720) a guest's kernel drives; in the foreground, until the VM disconnects or
+    /// SIGINT/SIGTERM.
+    #[command(after_long_help = SERVE_HELP)]
+    Serve {
+        /// The Unix socket to listen on: created mode 0600 (only this user may attach), removed
+        /// when the server ends; a stale socket left by a killed server is replaced, anything
+        /// else at the path is refused. QEMU connects to it as `vfio-user-pci`'s socket.
+        #[arg(long, value_name = "PATH")]
+        socket: PathBuf,
+    },
 }
+
+/// The end of `ocetool emulator serve --help`: how to attach a VM, and what the server does.
+const SERVE_HELP: &str = "\
+Attaching QEMU (10.1 or newer, with vfio-user-pci; the server must listen before QEMU starts):
+
+  ocetool --device emu:/var/tmp/oce emulator serve --socket /tmp/oce.sock &
+  qemu-system-x86_64 -machine q35,memory-backend=mem -m 1G \\
+    -object memory-backend-memfd,id=mem,size=1G,share=on \\
+    -device intel-iommu,caching-mode=on \\
+    -device '{\"driver\":\"vfio-user-pci\",\"socket\":{\"type\":\"unix\",\"path\":\"/tmp/oce.sock\"}}' ...
+
+- Guest RAM must be a shared memfd (memory-backend-memfd,share=on): the device then reaches
+  guest memory directly. Without it DMA goes by message, slowly.
+- With intel-iommu, caching-mode=on is required (QEMU aborts without it).
+- In the guest: 10df:0720 with BAR0 16 KiB, BAR4 64 KiB, MSI-X (32 vectors) and INTx; bind it
+  to vfio-pci and run ocetool there, or let a driver take it.
+
+The server holds the adapter's lock for its whole life: any other ocetool on the same state
+directory gets \"device busy\" (exit 5), except `emulator fault set|clear|list`, which reach the
+running server through its control socket (beside the lock file). State is saved as the guest
+changes it (profiles, flash, faults), so the same directory works with --device emu:DIR after
+the VM is gone. Exit 0 when the VM disconnects or a signal stops the server; 1 when the VM
+broke the protocol; 3 for an unusable state directory; 5 when the adapter is busy.";
 
 #[derive(Debug, Subcommand)]
 pub enum FaultAction {

@@ -1,5 +1,6 @@
 //! The emulated adapter from the CLI: opening its state directory (with errors that leave the
-//! user's files alone), and `ocetool emulator init|show|power-cycle`.
+//! user's files alone), and `ocetool emulator init|show|power-cycle|fault|serve` (serving is in
+//! [`crate::serve`]).
 
 use std::path::Path;
 
@@ -15,6 +16,13 @@ use crate::output::Report;
 /// empty. A non-empty directory that holds no emulator state is refused: ocetool never writes
 /// its files into a directory it did not make.
 pub fn open_emulator(dir: &Path) -> CliResult<Emulator> {
+    check_state_dir(dir)?;
+    Emulator::open_or_create(dir).map_err(|e| emulator_error(&e))
+}
+
+/// Refuses a `dir` that is not a directory, or a non-empty one that holds no emulator state
+/// (ocetool never writes its files into a directory it did not make).
+pub fn check_state_dir(dir: &Path) -> CliResult<()> {
     let has_state =
         dir.join(oce_emulator::state::STATE_FILE).exists() || dir.join(oce_emulator::state::FLASH_FILE).exists();
     if !has_state && dir.is_dir() && !is_empty_dir(dir)? {
@@ -33,7 +41,7 @@ pub fn open_emulator(dir: &Path) -> CliResult<Emulator> {
             format!("{} is not a directory; emu:DIR needs a directory", dir.display()),
         ));
     }
-    Emulator::open_or_create(dir).map_err(|e| emulator_error(&e))
+    Ok(())
 }
 
 fn is_empty_dir(dir: &Path) -> CliResult<bool> {
@@ -69,10 +77,10 @@ pub struct EmulatorReport {
 /// What `ocetool emulator fault ...` prints.
 #[derive(Debug, Serialize)]
 pub struct FaultReport {
-    action: &'static str,
-    changed: bool,
+    pub(crate) action: &'static str,
+    pub(crate) changed: bool,
     /// The faults set afterwards, as specs.
-    faults: Vec<String>,
+    pub(crate) faults: Vec<String>,
 }
 
 /// The result of `ocetool emulator ...`.
@@ -82,6 +90,8 @@ pub enum EmulatorOutput {
     Adapter(EmulatorReport),
     /// fault set / clear / list.
     Faults(FaultReport),
+    /// serve.
+    Served(crate::serve::ServeReport),
 }
 
 /// Runs `ocetool emulator <action>`.
@@ -96,6 +106,12 @@ pub fn run(global: &GlobalArgs, action: &EmulatorAction) -> CliResult<EmulatorOu
             ),
         ));
     };
+    if let EmulatorAction::Fault { action } = action {
+        // A server holds the adapter (and its lock): the change goes through the server.
+        if let Some(report) = crate::serve::fault_via_server(&spec, action)? {
+            return Ok(EmulatorOutput::Faults(report));
+        }
+    }
     let _lock = lock_device(global, &spec)?;
     let adapter = |action, changed, emu: &Emulator| {
         Ok(EmulatorOutput::Adapter(EmulatorReport { action, changed, info: emu.info() }))
@@ -118,12 +134,7 @@ pub fn run(global: &GlobalArgs, action: &EmulatorAction) -> CliResult<EmulatorOu
             let before = emu.faults().describe();
             let name = match action {
                 FaultAction::Set { specs } => {
-                    // Parse all first, so a bad spec sets none of them.
-                    let parsed = specs
-                        .iter()
-                        .map(|s| FaultSpec::parse(s).map_err(|e| CliError::from_error(ErrorKind::Usage, "", &e)))
-                        .collect::<CliResult<Vec<_>>>()?;
-                    for f in parsed {
+                    for f in parse_fault_specs(specs)? {
                         emu.set_fault(f).map_err(|e| emulator_error(&e))?;
                     }
                     "fault set"
@@ -144,7 +155,13 @@ pub fn run(global: &GlobalArgs, action: &EmulatorAction) -> CliResult<EmulatorOu
             let changed = before.iter().map(ToString::to_string).collect::<Vec<_>>() != faults;
             Ok(EmulatorOutput::Faults(FaultReport { action: name, changed, faults }))
         }
+        EmulatorAction::Serve { socket } => crate::serve::run(global, dir, &spec, socket).map(EmulatorOutput::Served),
     }
+}
+
+/// Parses fault specs, all before any is set, so a bad one sets none of them (exit 2).
+pub fn parse_fault_specs(specs: &[String]) -> CliResult<Vec<FaultSpec>> {
+    specs.iter().map(|s| FaultSpec::parse(s).map_err(|e| CliError::from_error(ErrorKind::Usage, "", &e))).collect()
 }
 
 impl Report for FaultReport {
@@ -165,6 +182,7 @@ impl Serialize for EmulatorOutput {
         match self {
             Self::Adapter(r) => r.serialize(s),
             Self::Faults(r) => r.serialize(s),
+            Self::Served(r) => r.serialize(s),
         }
     }
 }
@@ -174,6 +192,7 @@ impl Report for EmulatorOutput {
         match self {
             Self::Adapter(r) => r.text(),
             Self::Faults(r) => r.text(),
+            Self::Served(r) => r.text(),
         }
     }
 }

@@ -7,6 +7,8 @@
 use std::fmt;
 
 use oce_emulator::EmulatorError;
+use oce_emulator_serve::SocketError;
+use oce_emulator_serve::control::ControlError;
 use oce_firmware::{FlashError, ImageError};
 use oce_mailbox::adapter::{DumpError, ProfileError};
 use oce_mailbox::{BaseStatus, MailboxError};
@@ -276,5 +278,25 @@ pub fn dump_error(e: &DumpError) -> CliError {
         DumpError::Mailbox(m) => mailbox_error("cannot read the firmware's diagnostic dump", m),
         _ => CliError::from_error(ErrorKind::Failed, "cannot read the firmware's diagnostic dump", e)
             .hint("retry; if it persists, the firmware keeps no diagnostic log to send"),
+    }
+}
+
+/// Maps a failure to create `ocetool emulator serve`'s socket: the operation failed (exit 1),
+/// with what to do about the path.
+pub fn socket_error(e: &SocketError) -> CliError {
+    let err = CliError::from_error(ErrorKind::Failed, "cannot serve the emulated adapter", e);
+    match e {
+        SocketError::InUse { .. } => err.hint("another server listens there: stop it, or choose another --socket"),
+        _ => err,
+    }
+}
+
+/// Maps a failed request to a running server's control socket: the server's refusal is a bad
+/// request (exit 2, nothing changed); anything else, the operation failed (exit 1).
+pub fn control_error(e: &ControlError) -> CliError {
+    match e {
+        ControlError::Refused(why) => CliError::new(ErrorKind::Usage, format!("the running server refused: {why}")),
+        _ => CliError::from_error(ErrorKind::Failed, "cannot reach the server that holds the adapter", e)
+            .hint("check that `ocetool emulator serve` still runs, then retry"),
     }
 }

@@ -10,6 +10,7 @@ mod error;
 mod logging;
 mod output;
 mod report;
+mod serve;
 mod session;
 
 use std::process::ExitCode;

@@ -1,0 +1,135 @@
+//! `ocetool emulator serve`: the emulated adapter as a vfio-user device for a virtual machine
+//! (`oce_emulator_serve`), in the foreground, holding the adapter's lock; and the control channel
+//! through which `ocetool emulator fault ...` reaches a running server.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use oce_emulator::firmware::Firmware;
+use oce_emulator_serve::control::{self, ControlError, ControlRequest};
+use oce_emulator_serve::{Adapter, Log, Outcome, ServeSocket, Server};
+use oce_pci::signals;
+use serde::Serialize;
+
+use crate::args::{FaultAction, GlobalArgs};
+use crate::device::{DeviceSpec, lock_path};
+use crate::emulator::{FaultReport, check_state_dir, parse_fault_specs};
+use crate::error::{CliError, CliResult, ErrorKind, control_error, emulator_error, socket_error};
+use crate::output::Report;
+
+/// What `ocetool emulator serve` prints when the session is over.
+#[derive(Debug, Serialize)]
+pub struct ServeReport {
+    action: &'static str,
+    /// How the session ended: `disconnected` (the VM went) or `stopped` (SIGINT / SIGTERM).
+    outcome: &'static str,
+    socket: PathBuf,
+    state_dir: PathBuf,
+    /// Interrupts sent to the VM.
+    intx_sent: u64,
+    msix_sent: u64,
+}
+
+/// The control socket of the server for the adapter `spec` names: beside its lock file.
+pub fn control_path(spec: &DeviceSpec) -> PathBuf {
+    lock_path(spec).with_extension("control")
+}
+
+/// Serves the adapter in `dir` on `socket` until the client goes or a signal arrives. The caller
+/// holds the adapter's lock.
+pub fn run(global: &GlobalArgs, dir: &Path, spec: &DeviceSpec, socket: &Path) -> CliResult<ServeReport> {
+    check_state_dir(dir)?;
+    let firmware = Firmware::open_or_create(dir).map_err(|e| emulator_error(&e))?;
+    let listening = ServeSocket::bind(socket).map_err(|e| socket_error(&e))?;
+    let control_socket = ServeSocket::bind(&control_path(spec)).map_err(|e| socket_error(&e))?;
+    let log = Log::stderr("ocetool: serve: ");
+    let adapter = Adapter::new(firmware, &log);
+    let mut server = Server::new(adapter.device.clone(), adapter.dma.clone(), adapter.irqs.clone(), log.clone());
+    if global.verbose >= 2 {
+        server = server.with_events(Log::stderr("ocetool: emulator event: "));
+    }
+    eprintln!(
+        "ocetool: serving the emulated adapter in {} on {}; attach QEMU with -device \
+         '{{\"driver\":\"vfio-user-pci\",\"socket\":{{\"type\":\"unix\",\"path\":\"{}\"}}}}' \
+         (see `ocetool emulator serve --help`); Ctrl-C stops",
+        dir.display(),
+        socket.display(),
+        socket.display()
+    );
+    let session_over = AtomicBool::new(false);
+    let stop = || signals::pending().is_some();
+    let outcome = std::thread::scope(|scope| {
+        let control = scope.spawn(|| {
+            let stop_control = || stop() || session_over.load(Ordering::SeqCst);
+            control::serve_control(control_socket.listener(), &adapter.device, &stop_control, &log)
+        });
+        let outcome = server.serve_one(listening.listener(), &stop);
+        session_over.store(true, Ordering::SeqCst);
+        if let Ok(Err(e)) = control.join() {
+            log.line(&format!("the control socket failed: {e}"));
+        }
+        outcome
+    });
+    let outcome = outcome
+        .map_err(|e| CliError::new(ErrorKind::Failed, format!("serving on {} failed: {e}", socket.display())))?;
+    let (intx_sent, msix_sent) = adapter.irqs.sent();
+    let outcome = match outcome {
+        Outcome::Disconnected => "disconnected",
+        Outcome::Stopped => "stopped",
+        Outcome::ClientError(why) => {
+            return Err(CliError::new(
+                ErrorKind::Failed,
+                format!(
+                    "the VM broke the vfio-user protocol ({why}); the connection was closed and the adapter's state is saved"
+                ),
+            ));
+        }
+    };
+    // A stop request ended the session as asked: not an error to report.
+    signals::clear();
+    Ok(ServeReport {
+        action: "serve",
+        outcome,
+        socket: socket.to_path_buf(),
+        state_dir: dir.to_path_buf(),
+        intx_sent,
+        msix_sent,
+    })
+}
+
+/// Sends a fault change to the server that holds the adapter `spec` names, if one is running
+/// (its control socket answers); `None` when none is, so the caller opens the adapter itself.
+pub fn fault_via_server(spec: &DeviceSpec, action: &FaultAction) -> CliResult<Option<FaultReport>> {
+    let path = control_path(spec);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let (request, name) = match action {
+        FaultAction::Set { specs } => {
+            parse_fault_specs(specs)?;
+            (ControlRequest::FaultSet(specs.clone()), "fault set")
+        }
+        FaultAction::Clear { all: true, .. } => (ControlRequest::FaultClearAll, "fault clear"),
+        FaultAction::Clear { names, .. } => (ControlRequest::FaultClear(names.clone()), "fault clear"),
+        FaultAction::List => (ControlRequest::FaultList, "fault list"),
+    };
+    match control::request(&path, &request) {
+        Ok(reply) => Ok(Some(FaultReport { action: name, changed: reply.changed, faults: reply.faults })),
+        // Nobody listens: a socket left by a server that was killed.
+        Err(ControlError::Io(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => Ok(None),
+        Err(e) => Err(control_error(&e)),
+    }
+}
+
+impl Report for ServeReport {
+    fn text(&self) -> String {
+        let how = if self.outcome == "stopped" { "stopped by a signal" } else { "the VM disconnected" };
+        format!(
+            "Served the emulated adapter in {} on {} until {how}; sent {} INTx and {} MSI-X interrupts\n",
+            self.state_dir.display(),
+            self.socket.display(),
+            self.intx_sent,
+            self.msix_sent
+        )
+    }
+}

@@ -1,0 +1,167 @@
+//! `ocetool emulator serve` as a process: it holds the adapter (every other ocetool on the state
+//! directory is busy, exit 5, but fault changes reach it through its control socket), its socket
+//! is mode 0600, it ends when the client goes or on SIGTERM, and SIGKILL in the middle of a flash
+//! leaves a state directory that the next ocetool opens and the next flash completes.
+//!
+//! The client is the host stack itself (mailbox driver, flash procedure) over a vfio-user
+//! connection (`oce_emulator_serve::client::ServedFunction`), as a guest's ocetool reaches the
+//! server through QEMU.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::Arc;
+
+use common::{CHUNK_COUNTER, chunks_received, command, emu_arg, ocetool, wait_until};
+use oce_emulator_serve::client::ServedFunction;
+use oce_firmware::flash::{self, FlashReport, NoProgress, Policy};
+use oce_firmware::{FlashError, ImageBuilder, UfiImage};
+use oce_mailbox::commands::GetFwVersion;
+use oce_mailbox::{BootstrapMailbox, SystemClock};
+
+/// Newer than the emulator's factory firmware (11.1.172.23, `oce_emulator::assumptions`).
+const NEW: &str = "11.1.172.24";
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    state: PathBuf,
+    dev: String,
+    socket: PathBuf,
+}
+
+fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("emu");
+    let dev = emu_arg(&state);
+    assert_eq!(ocetool(&["--device", &dev, "emulator", "init"]).code, 0);
+    let socket = tmp.path().join("vfu.sock");
+    Fixture { _tmp: tmp, state, dev, socket }
+}
+
+/// Starts `ocetool emulator serve` and waits until it listens (its first line on stderr: a
+/// socket left by a killed server may already be there).
+fn serve(f: &Fixture) -> (Child, PathBuf) {
+    let errors = f.socket.with_extension(format!("err{}", std::process::id()));
+    let mut child = command()
+        .args(["--device", &f.dev, "--json", "emulator", "serve", "--socket"])
+        .arg(&f.socket)
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&errors).unwrap())
+        .spawn()
+        .unwrap();
+    let listening = || std::fs::read_to_string(&errors).unwrap_or_default().contains("ocetool: serving");
+    wait_until("the server to listen", || listening() || child.try_wait().unwrap().is_some());
+    assert!(listening(), "the server exited at once: {}", std::fs::read_to_string(&errors).unwrap());
+    (child, errors)
+}
+
+fn finished((child, errors): (Child, PathBuf)) -> (i32, serde_json::Value, String) {
+    let out = child.wait_with_output().unwrap();
+    let stderr = std::fs::read_to_string(errors).unwrap();
+    let json = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    (out.status.code().unwrap_or(-1), json, stderr)
+}
+
+fn mailbox(socket: &Path) -> BootstrapMailbox<ServedFunction> {
+    let function = ServedFunction::connect(socket, 4 << 20).unwrap();
+    let mut mbox = BootstrapMailbox::open(function, Arc::new(SystemClock)).unwrap();
+    mbox.initialize().unwrap();
+    mbox
+}
+
+fn flash_new(mbox: &mut BootstrapMailbox<ServedFunction>) -> Result<FlashReport, FlashError> {
+    let file = ImageBuilder::new(NEW).build().unwrap();
+    let image = UfiImage::parse(&file)?;
+    let plan = flash::plan(&image, &flash::read_adapter(mbox)?, Policy::default())?;
+    flash::flash_ufi(mbox, &image, &plan, &mut NoProgress)
+}
+
+fn json_of(dev: &str, args: &[&str]) -> (i32, serde_json::Value) {
+    let mut all = vec!["--device", dev, "--json", "--wait", "0.2"];
+    all.extend_from_slice(args);
+    let r = ocetool(&all);
+    (r.code, serde_json::from_str(&r.stdout).unwrap_or(serde_json::Value::Null))
+}
+
+#[test]
+fn a_server_holds_the_adapter_and_takes_fault_changes_through_its_control_socket() {
+    let f = fixture();
+    let server = serve(&f);
+    assert_eq!(std::fs::metadata(&f.socket).unwrap().permissions().mode() & 0o777, 0o600);
+
+    // Any ocetool on the same state directory, and a second server, get "device busy".
+    let (code, busy) = json_of(&f.dev, &["query"]);
+    assert_eq!((code, busy["error"]["kind"].as_str()), (5, Some("busy")), "{busy}");
+    assert!(busy["error"]["message"].as_str().unwrap().contains("device busy"));
+    let other = f.socket.with_extension("2");
+    let (code, _) = json_of(&f.dev, &["emulator", "serve", "--socket", other.to_str().unwrap()]);
+    assert_eq!(code, 5);
+    assert!(!other.exists(), "the refused server made no socket");
+
+    // Faults go to the running server and into the state directory.
+    let (code, set) = json_of(&f.dev, &["emulator", "fault", "set", "status=1:168:3"]);
+    assert_eq!((code, set["changed"].as_bool()), (0, Some(true)), "{set}");
+    assert_eq!(set["faults"], serde_json::json!(["status=1:168:3:0"]));
+    let (code, bad) = json_of(&f.dev, &["emulator", "fault", "set", "no-such-fault"]);
+    assert_eq!((code, bad["error"]["kind"].as_str()), (2, Some("usage")), "{bad}");
+    let (_, listed) = json_of(&f.dev, &["emulator", "fault", "list"]);
+    assert_eq!(listed["faults"], serde_json::json!(["status=1:168:3:0"]));
+    let (code, cleared) = json_of(&f.dev, &["emulator", "fault", "clear", "--all"]);
+    assert_eq!((code, cleared["changed"].as_bool(), cleared["faults"].clone()), (0, Some(true), serde_json::json!([])));
+
+    // A client comes and goes: the server ends, exit 0, and removes its sockets.
+    let mut mbox = mailbox(&f.socket);
+    assert_eq!(mbox.execute(&GetFwVersion).unwrap().on_flash, "11.1.172.23");
+    drop(mbox);
+    let (code, report, stderr) = finished(server);
+    assert_eq!((code, report["outcome"].as_str()), (0, Some("disconnected")), "{report} {stderr}");
+    assert!(!f.socket.exists());
+    assert_eq!(json_of(&f.dev, &["query"]).0, 0, "the adapter is free again");
+}
+
+#[test]
+fn sigterm_stops_a_waiting_server_with_exit_0() {
+    let f = fixture();
+    let server = serve(&f);
+    let status = std::process::Command::new("kill").arg("-TERM").arg(server.0.id().to_string()).status().unwrap();
+    assert!(status.success());
+    let (code, report, stderr) = finished(server);
+    assert_eq!((code, report["outcome"].as_str()), (0, Some("stopped")), "{report} {stderr}");
+    assert!(!f.socket.exists());
+}
+
+#[test]
+fn sigkill_in_the_middle_of_a_flash_leaves_a_state_directory_the_next_flash_completes() {
+    let f = fixture();
+    let (mut server, _) = serve(&f);
+    // A chunk counter that never fires (common::CHUNK_COUNTER), set through the server.
+    let counter = format!("flash-fail-at={CHUNK_COUNTER}");
+    assert_eq!(json_of(&f.dev, &["emulator", "fault", "set", &counter]).0, 0);
+    let socket = f.socket.clone();
+    let flashing = std::thread::spawn(move || flash_new(&mut mailbox(&socket)));
+    wait_until("a few WRITE_FLASHROM chunks to arrive", || chunks_received(&f.state) >= 4);
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let interrupted = flashing.join().unwrap();
+    assert!(interrupted.is_err(), "the flash cannot finish without its server: {interrupted:?}");
+
+    // The state directory opens, and says what is on flash (the factory image or the new one:
+    // never a half-written state file).
+    let (code, query) = json_of(&f.dev, &["query"]);
+    assert_eq!(code, 0, "{query}");
+    assert!(["11.1.172.23", NEW].contains(&query["firmware"]["stored"].as_str().unwrap()), "{query}");
+    // The dead server's control socket is stale: fault changes go to the state directory.
+    assert_eq!(json_of(&f.dev, &["emulator", "fault", "clear", "--all"]).0, 0);
+
+    // The rerun completes through a new server.
+    let server = serve(&f);
+    let mut mbox = mailbox(&f.socket);
+    let report = flash_new(&mut mbox).unwrap();
+    assert_eq!(report.stored, NEW);
+    drop(mbox);
+    assert_eq!(finished(server).0, 0);
+    let (code, query) = json_of(&f.dev, &["query"]);
+    assert_eq!((code, query["firmware"]["stored"].as_str()), (0, Some(NEW)), "{query}");
+}

@@ -1,6 +1,6 @@
 # Sourced by a guest's /init (copied to /lib/guest.sh by qemu_initramfs): busybox applets, the
 # pseudo file systems, the modules in /lib/modules in their numbered order, and helpers:
-#   check NAME RC        prints GUEST-CHECK PASS|FAIL NAME (the host counts these lines)
+#   check "ID TEXT" RC   prints GUEST-CHECK PASS|FAIL ID TEXT (the host counts these by ID)
 #   find_dev VEN DEV     the address of the first PCI function with these IDs (0x1234 0x0ce0)
 #   drv BDF              the driver bound to BDF, or none
 #   to_vfio BDF          binds BDF to vfio-pci (driver_override + drivers_probe)

@@ -16,10 +16,13 @@
 #   qemu_boot INITRD LOG [APPEND]        boots q35/TCG with intel-iommu,caching-mode=on, RAM from a
 #                                        memfd (share=on), the device at $SOCK as vfio-user-pci;
 #                                        serial to LOG; sets $QRC
-#   qemu_summary NAME LOG EXPECTED       counts GUEST-CHECK lines, fails a guest that never said
-#                                        GUEST-DONE, prints "NAME: N passed, M failed", returns 0/1
+#   qemu_summary NAME LOG "ID..."        counts GUEST-CHECK lines by ID (a missing or unexpected one
+#                                        fails), fails a guest that never said GUEST-DONE or a QEMU
+#                                        that did not exit 0, prints "NAME: N passed, M failed"
 #
-# Inside the guest, /lib/guest.sh gives check, find_dev and finish (see that file).
+# Inside the guest, /lib/guest.sh gives check, find_dev and finish (see that file); a check's
+# name starts with its ID (`check "bar0-size BAR0 is 16 KiB" $?`). host_check adds one from the
+# host to LOG the same way.
 # Environment: OCETOOL_CACHE (default /var/tmp/ocetool-cache), KERNEL_META (linux-image-amd64),
 # QEMU_TIMEOUT (seconds, default 240), QEMU_SMP (1), QEMU_MEM (512M).
 
@@ -147,14 +150,21 @@ qemu_boot() {
   timeout "${QEMU_TIMEOUT:-240}" "$QEMU" -accel tcg -machine q35,memory-backend=mem -cpu max \
     -smp "${QEMU_SMP:-1}" -m "$mem" -object "memory-backend-memfd,id=mem,size=$mem,share=on" \
     -device intel-iommu,caching-mode=on \
-    -device "{\"driver\":\"vfio-user-pci\",\"id\":\"vfu0\",\"socket\":{\"type\":\"unix\",\"path\":\"$SOCK\"}}" \
+    -device pcie-root-port,id=rp0,chassis=1,slot=1 \
+    -device "{\"driver\":\"vfio-user-pci\",\"id\":\"vfu0\",\"bus\":\"rp0\",\"socket\":{\"type\":\"unix\",\"path\":\"$SOCK\"}}" \
     -nographic -nodefaults -no-reboot -serial stdio -display none \
     -kernel "$VMLINUZ" -initrd "$initrd" \
     -append "console=ttyS0 intel_iommu=on panic=-1 quiet loglevel=4 edd=off $append" </dev/null 2>&1 |
     tr -d '\r' >"$log"
   QRC=${PIPESTATUS[0]}
   set -e
+  echo >>"$log"   # a guest cut off mid-line must not swallow the host's first check line
   qemu_say "qemu exited with $QRC after $(($(date +%s) - t1))s"
+}
+
+# host_check LOG "ID description" RC: a check made on the host, counted like the guest's.
+host_check() {
+  if [ "$3" = 0 ]; then echo "GUEST-CHECK PASS $2"; else echo "GUEST-CHECK FAIL $2"; fi >>"$1"
 }
 
 # Stops the server this library started (by PID), if it still runs.
@@ -165,16 +175,29 @@ qemu_cleanup() {
   fi
 }
 
+# Counts the checks by ID: each expected ID passes only with exactly one PASS line and no FAIL
+# line ("GUEST-CHECK PASS|FAIL ID description"); an ID the log lacks (the guest died, hung or never
+# got that far) is a failure, and so is a FAIL line whose ID is not expected (a setup failure), and
+# a guest that never said GUEST-DONE or a QEMU that did not exit 0 ($QRC).
 qemu_summary() {
-  local name=$1 log=$2 expected=$3 passed failed
-  passed=$(grep -c '^GUEST-CHECK PASS' "$log" || true)
-  failed=$(grep -c '^GUEST-CHECK FAIL' "$log" || true)
-  if ! grep -q '^GUEST-DONE' "$log"; then
-    echo "$name: the guest never finished its checks (qemu rc ${QRC:-?}; 124 = timeout)"
+  local name=$1 log=$2 expected=$3 passed=0 failed=0 id pass fail
+  for id in $expected; do
+    pass=$(grep -cE "^GUEST-CHECK PASS $id( |\$)" "$log" || true)
+    fail=$(grep -cE "^GUEST-CHECK FAIL $id( |\$)" "$log" || true)
+    if [ "$pass" = 1 ] && [ "$fail" = 0 ]; then
+      passed=$((passed + 1))
+    else
+      failed=$((failed + 1))
+      [ "$pass" = 0 ] && [ "$fail" = 0 ] && echo "$name: check $id never ran"
+    fi
+  done
+  for id in $(sed -n 's/^GUEST-CHECK FAIL \([^ ]*\).*/\1/p' "$log"); do
+    case " $(echo $expected) " in *" $id "*) ;; *) failed=$((failed + 1)) ;; esac
+  done
+  if ! grep -q '^GUEST-DONE' "$log" || [ "${QRC:-1}" != 0 ]; then
+    echo "$name: the guest did not finish its checks (qemu rc ${QRC:-?}; 124 = timeout)"
     failed=$((failed + 1))
   fi
-  # A check counts only when it really ran: missing ones are failures.
-  if [ $((passed + failed)) -lt "$expected" ]; then failed=$((expected - passed)); fi
   echo "$name: $passed passed, $failed failed"
   [ "$failed" = 0 ]
 }

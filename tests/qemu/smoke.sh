@@ -24,18 +24,18 @@ cat >"$WORK/init" <<'INIT'
 . /lib/guest.sh
 BDF=$(find_dev 0x1234 0x0ce0)
 echo "GUEST: kernel $(uname -r), test device at ${BDF:-nowhere}"
-[ -n "$BDF" ]; check "the served device is on the guest's PCI bus (1234:0ce0)" $?
+[ -n "$BDF" ]; check "device-present the served device is on the guest's PCI bus (1234:0ce0)" $?
 if [ -n "$BDF" ]; then
   D=/sys/bus/pci/devices/$BDF
   set -- $(head -1 "$D/resource")
-  [ $(( $2 - $1 + 1 )) = 4096 ]; check "BAR0 is 4 KiB ($1..$2)" $?
-  [ -e "$D/iommu_group" ]; check "it has an IOMMU group ($(basename "$(readlink "$D/iommu_group")"))" $?
-  [ "$(od -An -tx4 -N4 "$D/config" | tr -d ' ')" = 0ce01234 ]; check "config space reads through sysfs" $?
+  [ $(( $2 - $1 + 1 )) = 4096 ]; check "bar0-size BAR0 is 4 KiB ($1..$2)" $?
+  [ -e "$D/iommu_group" ]; check "iommu-group it has an IOMMU group ($(basename "$(readlink "$D/iommu_group")"))" $?
+  [ "$(od -An -tx4 -N4 "$D/config" | tr -d ' ')" = 0ce01234 ]; check "config-read config space reads through sysfs" $?
   echo 1 >"$D/enable"
   devmem $(( $1 )) 32 0x5a5aa5a5; V=$(devmem $(( $1 )) 32)
-  [ "$V" = 0x5A5AA5A5 ]; check "BAR0 register round trip through /dev/mem (read $V)" $?
+  [ "$V" = 0x5A5AA5A5 ]; check "bar0-round-trip BAR0 register round trip through /dev/mem (read $V)" $?
   echo 0 >"$D/enable"
-  to_vfio "$BDF" && guest-bar-read "$BDF" 0 2000; check "ocetool's VFIO backend reads BAR0 through vfio-pci" $?
+  to_vfio "$BDF" && guest-bar-read "$BDF" 0 2000; check "vfio-bar-read ocetool's VFIO backend reads BAR0 through vfio-pci" $?
 fi
 finish
 INIT
@@ -46,6 +46,7 @@ qemu_boot "$WORK/initramfs.cpio.gz" "$WORK/serial.log"
 cat "$WORK/serial.log" | grep -E '^(GUEST|guest-bar-read)' || true
 wait "$SERVER_PID" || true
 cat "$WORK/server.log"
-grep -q 'the client disconnected' "$WORK/server.log"
-R=$?; if [ $R = 0 ]; then echo "GUEST-CHECK PASS the server saw the client go"; else echo "GUEST-CHECK FAIL the server saw the client go"; fi >>"$WORK/serial.log"
-qemu_summary qemu-smoke "$WORK/serial.log" 7
+R=0; grep -q 'the client disconnected' "$WORK/server.log" || R=1
+host_check "$WORK/serial.log" "server-saw-client-go the server saw the client go" $R
+qemu_summary qemu-smoke "$WORK/serial.log" \
+  "device-present bar0-size iommu-group config-read bar0-round-trip vfio-bar-read server-saw-client-go"

@@ -23,6 +23,8 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
+# host_check and qemu_summary (counting by ID) from the shared guest tooling.
+. "$REPO/tests/qemu/lib.sh"
 KERNEL_META=${KERNEL_META:-linux-image-amd64}   # generic: the cloud kernel has no e1000 module
 QEMU_TIMEOUT=${QEMU_TIMEOUT:-150}
 TARGET=x86_64-unknown-linux-gnu
@@ -177,7 +179,6 @@ echo >>"$WORK/serial.log"   # a guest cut off mid-line must not swallow the host
 say "qemu exited with $QRC after $(( $(date +%s) - T1 ))s"
 
 # 6. `ocetool list --all --json` from the guest: both devices, each with the right driver.
-host_check() { if [ "$2" = 0 ]; then echo "GUEST-CHECK PASS $1 $3"; else echo "GUEST-CHECK FAIL $1 $3"; fi >>"$WORK/serial.log"; }
 read -r EDU E1000 < <(sed -n 's/^GUEST-ADDRESSES edu=\(\S*\) e1000=\(\S*\)$/\1 \2/p' "$WORK/serial.log") || true
 sed -n '/^GUEST-LIST-BEGIN$/,/^GUEST-LIST-END/{/^GUEST-LIST/d;p}' "$WORK/serial.log" >"$WORK/list.json"
 LIST_RC=$(sed -n 's/^GUEST-LIST-END rc=//p' "$WORK/serial.log")
@@ -186,34 +187,15 @@ driver_in_list() {
     '[.other_functions[] | select(.address == $a) | .driver] == [if $d == "none" then null else $d end]' \
     "$WORK/list.json" >/dev/null 2>&1
 }
-[ "$LIST_RC" = 0 ] && [ -n "${EDU:-}" ] && driver_in_list "$EDU" none
-host_check list-edu $? "ocetool list --all --json: edu ${EDU:-?}, no driver"
-[ "$LIST_RC" = 0 ] && [ -n "${E1000:-}" ] && driver_in_list "$E1000" e1000
-host_check list-e1000 $? "ocetool list --all --json: e1000 ${E1000:-?} on e1000"
+R=0; { [ "$LIST_RC" = 0 ] && [ -n "${EDU:-}" ] && driver_in_list "$EDU" none; } || R=1
+host_check "$WORK/serial.log" "list-edu ocetool list --all --json: edu ${EDU:-?}, no driver" $R
+R=0; { [ "$LIST_RC" = 0 ] && [ -n "${E1000:-}" ] && driver_in_list "$E1000" e1000; } || R=1
+host_check "$WORK/serial.log" "list-e1000 ocetool list --all --json: e1000 ${E1000:-?} on e1000" $R
 grep '^GUEST-CHECK [A-Z]* list-' "$WORK/serial.log"
 
-# 7. Count, by ID: each expected check passes only with exactly one PASS line and no FAIL line;
-#    a check the output lacks (the guest died, hung, or never reached it) is a failure, and so
-#    is any FAIL line outside the expected list (a guest setup failure).
-PASSED=0
-FAILED=0
-for id in $EXPECTED_CHECKS; do
-  pass=$(grep -c "^GUEST-CHECK PASS $id " "$WORK/serial.log" || true)
-  fail=$(grep -c "^GUEST-CHECK FAIL $id " "$WORK/serial.log" || true)
-  if [ "$pass" = 1 ] && [ "$fail" = 0 ]; then
-    PASSED=$((PASSED + 1))
-  else
-    FAILED=$((FAILED + 1))
-    [ "$pass" = 0 ] && [ "$fail" = 0 ] && echo "vfio-qemu: check $id never ran"
-  fi
-done
-for id in $(sed -n 's/^GUEST-CHECK FAIL \(\S*\) .*/\1/p' "$WORK/serial.log"); do
-  case " $EXPECTED_CHECKS " in *" $id "*) ;; *) FAILED=$((FAILED + 1)) ;; esac
-done
-if ! grep -q '^GUEST-DONE' "$WORK/serial.log" || [ "$QRC" != 0 ]; then
-  echo "vfio-qemu: the guest did not finish (qemu rc $QRC; 124 = timeout)"
-  FAILED=$((FAILED + 1))
-fi
+# 7. Count, by ID (qemu_summary, tests/qemu/lib.sh): each expected check passes only with exactly
+#    one PASS line and no FAIL line; a check the output lacks (the guest died, hung, or never
+#    reached it) is a failure, and so is any FAIL line outside the expected list (a guest setup
+#    failure) and a guest that did not finish.
 say "done"
-echo "vfio-qemu: $PASSED passed, $FAILED failed"
-[ "$FAILED" = 0 ]
+qemu_summary vfio-qemu "$WORK/serial.log" "$EXPECTED_CHECKS"

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The vfio-user transport's speed, host side: a 4-byte region read through the server from a
-# host-side client against a bare Unix-socket ping-pong of the same message sizes, in one run,
-# first unpinned, then with both threads pinned to one CPU (taskset -c 0), as the prototype
-# measured (recipes/vfio-user-qemu.md §4). The guest side (a register read as the guest sees it)
-# comes from tests/qemu/smoke.sh's guest-bar-read line.
+# The vfio-user transport's speed, host side: a 4-byte region read of the served adapter's
+# SLI_INTF (the emulated OneConnect device, as `ocetool emulator serve` serves it) from a host-side
+# client, against a bare Unix-socket ping-pong of the same message sizes, in one run, first
+# unpinned, then with both threads pinned to one CPU (taskset -c 0), as the prototype measured
+# (recipes/vfio-user-qemu.md §4); the transport's test device is read too. The guest side (a
+# register read of the adapter as the guest sees it) is the guest-bar-read line of
+# tests/emulator-guest/run.sh.
 # Usage: bench/vfio-user.sh        prints criterion's estimates and the ratios
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,8 +17,8 @@ run() {
 }
 ratio() {
   awk '{v=$2; if ($3=="ns") v/=1000; if ($3=="ms") v*=1000; t[$1]=v}
-       END {p=t["unix_socket_ping_pong_32_36_bytes"]; r=t["region_read_4_bytes_through_the_server"];
-            printf "  ping-pong %.1f us, region read %.1f us: %.2fx\n", p, r, r/p}'
+       END {p=t["unix_socket_ping_pong_32_36_bytes"]; r=t["region_read_4_bytes_adapter_sli_intf"];
+            printf "  ping-pong %.1f us, adapter region read %.1f us: %.2fx\n", p, r, r/p}'
 }
 echo "vfio-user transport, $(nproc) CPUs, $(uname -r), $(rustc --version)"
 echo "unpinned:"; run env | tee /tmp/vfu-bench.$$ | sed 's/^/  /'; ratio </tmp/vfu-bench.$$

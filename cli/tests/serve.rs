@@ -40,9 +40,39 @@ fn fixture() -> Fixture {
     Fixture { _tmp: tmp, state, dev, socket }
 }
 
+/// A running `ocetool emulator serve`, killed if a test fails before it ends (a server left
+/// behind would wait for a client forever).
+struct Running {
+    child: Option<Child>,
+    errors: PathBuf,
+}
+
+impl Running {
+    fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+
+    /// SIGKILL, and reap.
+    fn kill(&mut self) {
+        if let Some(child) = self.child.as_mut() {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 /// Starts `ocetool emulator serve` and waits until it listens (its first line on stderr: a
 /// socket left by a killed server may already be there).
-fn serve(f: &Fixture) -> (Child, PathBuf) {
+fn serve(f: &Fixture) -> Running {
     let errors = f.socket.with_extension(format!("err{}", std::process::id()));
     let mut child = command()
         .args(["--device", &f.dev, "--json", "emulator", "serve", "--socket"])
@@ -53,13 +83,16 @@ fn serve(f: &Fixture) -> (Child, PathBuf) {
         .unwrap();
     let listening = || std::fs::read_to_string(&errors).unwrap_or_default().contains("ocetool: serving");
     wait_until("the server to listen", || listening() || child.try_wait().unwrap().is_some());
-    assert!(listening(), "the server exited at once: {}", std::fs::read_to_string(&errors).unwrap());
-    (child, errors)
+    let up = listening();
+    let running = Running { child: Some(child), errors };
+    assert!(up, "the server exited at once: {}", std::fs::read_to_string(&running.errors).unwrap());
+    running
 }
 
-fn finished((child, errors): (Child, PathBuf)) -> (i32, serde_json::Value, String) {
-    let out = child.wait_with_output().unwrap();
-    let stderr = std::fs::read_to_string(errors).unwrap();
+/// Waits for the server to end: its exit code, its JSON report, its stderr.
+fn finished(mut server: Running) -> (i32, serde_json::Value, String) {
+    let out = server.child.take().unwrap().wait_with_output().unwrap();
+    let stderr = std::fs::read_to_string(&server.errors).unwrap();
     let json = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
     (out.status.code().unwrap_or(-1), json, stderr)
 }
@@ -125,7 +158,7 @@ fn a_server_holds_the_adapter_and_takes_fault_changes_through_its_control_socket
 fn sigterm_stops_a_waiting_server_with_exit_0() {
     let f = fixture();
     let server = serve(&f);
-    let status = std::process::Command::new("kill").arg("-TERM").arg(server.0.id().to_string()).status().unwrap();
+    let status = std::process::Command::new("kill").arg("-TERM").arg(server.pid().to_string()).status().unwrap();
     assert!(status.success());
     let (code, report, stderr) = finished(server);
     assert_eq!((code, report["outcome"].as_str()), (0, Some("stopped")), "{report} {stderr}");
@@ -135,15 +168,14 @@ fn sigterm_stops_a_waiting_server_with_exit_0() {
 #[test]
 fn sigkill_in_the_middle_of_a_flash_leaves_a_state_directory_the_next_flash_completes() {
     let f = fixture();
-    let (mut server, _) = serve(&f);
+    let mut server = serve(&f);
     // A chunk counter that never fires (common::CHUNK_COUNTER), set through the server.
     let counter = format!("flash-fail-at={CHUNK_COUNTER}");
     assert_eq!(json_of(&f.dev, &["emulator", "fault", "set", &counter]).0, 0);
     let socket = f.socket.clone();
     let flashing = std::thread::spawn(move || flash_new(&mut mailbox(&socket)));
     wait_until("a few WRITE_FLASHROM chunks to arrive", || chunks_received(&f.state) >= 4);
-    server.kill().unwrap();
-    server.wait().unwrap();
+    server.kill();
     let interrupted = flashing.join().unwrap();
     assert!(interrupted.is_err(), "the flash cannot finish without its server: {interrupted:?}");
 

@@ -59,9 +59,11 @@ pub struct ProfileInfo {
 pub struct EmulatorInfo {
     /// The state directory.
     pub state_dir: PathBuf,
-    /// PCI vendor ID.
+    /// PCI vendor ID (JSON: `"0x10df"`, as everywhere in ocetool).
+    #[serde(serialize_with = "oce_pci::ids::serialize_id")]
     pub vendor_id: u16,
-    /// PCI device ID.
+    /// PCI device ID (JSON: `"0x0720"`).
+    #[serde(serialize_with = "oce_pci::ids::serialize_id")]
     pub device_id: u16,
     /// PF or VF.
     pub function: FunctionType,

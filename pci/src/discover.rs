@@ -53,10 +53,10 @@ pub struct FunctionInfo {
     /// The function's address.
     pub address: PciAddress,
     /// PCI vendor ID (JSON: `"0x10df"`).
-    #[serde(serialize_with = "hex16")]
+    #[serde(serialize_with = "crate::ids::serialize_id")]
     pub vendor_id: u16,
     /// PCI device ID (JSON: `"0x0720"`).
-    #[serde(serialize_with = "hex16")]
+    #[serde(serialize_with = "crate::ids::serialize_id")]
     pub device_id: u16,
     /// The chip.
     pub chip: Chip,
@@ -85,10 +85,10 @@ pub struct OtherFunction {
     /// The function's address.
     pub address: PciAddress,
     /// PCI vendor ID (JSON: `"0x8086"`).
-    #[serde(serialize_with = "hex16")]
+    #[serde(serialize_with = "crate::ids::serialize_id")]
     pub vendor_id: u16,
     /// PCI device ID.
-    #[serde(serialize_with = "hex16")]
+    #[serde(serialize_with = "crate::ids::serialize_id")]
     pub device_id: u16,
     /// The class code, 24 bits (JSON: `"0x020000"`).
     #[serde(serialize_with = "hex24")]
@@ -101,10 +101,6 @@ pub struct OtherFunction {
 
 fn hex24<S: Serializer>(value: &u32, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&format!("{value:#08x}"))
-}
-
-fn hex16<S: Serializer>(value: &u16, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&format!("{value:#06x}"))
 }
 
 /// One reason ocetool cannot drive a function right now.
@@ -214,8 +210,26 @@ fn read_ids(roots: &Roots, address: PciAddress) -> Result<(u16, u16), PciError> 
     Ok((narrow(dir.join("vendor"))?, narrow(dir.join("device"))?))
 }
 
+/// The slot that names the adapter `address` belongs to (`0000:03:00`, as [`Adapter::slot`]): its
+/// physical function's domain, bus and device, which every function of one card shares (a
+/// virtual function counts with its physical function).
+pub fn adapter_slot(roots: &Roots, address: PciAddress) -> Result<String, PciError> {
+    let owner = sysfs::physical_function(roots, address)?.unwrap_or(address);
+    Ok(slot_name(owner.domain, owner.bus, owner.device))
+}
+
+fn slot_name(domain: u16, bus: u8, device: u8) -> String {
+    format!("{domain:04x}:{bus:02x}:{device:02x}")
+}
+
 /// Describes one function, or `None` when it is not a OneConnect function.
+///
+/// A function that is not in sysfs at all is [`PciError::NoSuchFunction`].
 pub fn describe(roots: &Roots, address: PciAddress) -> Result<Option<FunctionInfo>, PciError> {
+    let dir = roots.device_dir(address);
+    if !dir.exists() {
+        return Err(PciError::NoSuchFunction { address, path: dir });
+    }
     let (vendor_id, device_id) = read_ids(roots, address)?;
     let Some(known) = identify(vendor_id, device_id) else { return Ok(None) };
     let physical_function = sysfs::physical_function(roots, address)?;
@@ -290,7 +304,7 @@ pub fn discover(roots: &Roots, scope: Scope) -> Result<Inventory, PciError> {
         .into_iter()
         .map(|((domain, bus, device), mut functions)| {
             functions.sort_by_key(|f| (f.virtual_function, f.address));
-            Adapter { slot: format!("{domain:04x}:{bus:02x}:{device:02x}"), chip: functions[0].chip, functions }
+            Adapter { slot: slot_name(domain, bus, device), chip: functions[0].chip, functions }
         })
         .collect();
     let lockdown = sysfs::lockdown(roots);

@@ -203,3 +203,19 @@ fn scope_all_lists_the_other_functions_too() {
         ])
     );
 }
+
+#[test]
+fn functions_of_one_card_share_an_adapter_slot_and_a_missing_one_is_no_such_function() {
+    let tree = FakeTree::new();
+    tree.device(addr("0000:03:00.0"), 0x10df, 0x0720);
+    tree.device(addr("0000:03:00.1"), 0x10df, 0x0720);
+    tree.device(addr("0000:03:04.2"), 0x10df, 0x0728).physfn(addr("0000:03:00.1"));
+    tree.device(addr("0000:04:00.0"), 0x10df, 0x0720);
+    let slot = |a: &str| adapter_slot(tree.roots(), addr(a)).unwrap();
+    assert_eq!(slot("0000:03:00.0"), "0000:03:00");
+    assert_eq!(slot("0000:03:00.1"), "0000:03:00");
+    assert_eq!(slot("0000:03:04.2"), "0000:03:00", "a VF counts with its PF");
+    assert_eq!(slot("0000:04:00.0"), "0000:04:00");
+    let err = describe(tree.roots(), addr("0000:09:00.0")).unwrap_err();
+    assert!(err.is_no_device(), "{err}");
+}

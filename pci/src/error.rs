@@ -81,6 +81,15 @@ pub enum PciError {
         #[source]
         source: std::io::Error,
     },
+    /// A path that must name a regular file names something else (a directory, a named pipe, a
+    /// device node, a socket), which ocetool refuses before reading a byte of it.
+    #[error("{} is {kind}, not a regular file", path.display())]
+    NotAFile {
+        /// The path given.
+        path: PathBuf,
+        /// What it is instead, e.g. "a directory" or "a named pipe (FIFO)".
+        kind: &'static str,
+    },
     /// The PCI function is not in sysfs.
     #[error("no PCI function {address} in {}", path.display())]
     NoSuchFunction {

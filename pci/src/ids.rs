@@ -147,6 +147,17 @@ pub fn identify(vendor: u16, device: u16) -> Option<&'static KnownId> {
     KNOWN_IDS.iter().find(|k| k.vendor == vendor && k.device == device)
 }
 
+/// A PCI ID as ocetool writes it everywhere, text and JSON alike: `0x10df`.
+pub fn id_string(id: u16) -> String {
+    format!("{id:#06x}")
+}
+
+/// Serialises a PCI ID as [`id_string`] does (`#[serde(serialize_with = ...)]`), so every JSON
+/// document spells IDs one way.
+pub fn serialize_id<S: serde::Serializer>(id: &u16, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&id_string(*id))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,12 +11,46 @@
 //!   holding the per-device lock (design.md §4), so no two processes write it at once.
 
 use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::{PciError, check_dma_range};
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> PciError + '_ {
     move |source| PciError::Io { path: path.to_path_buf(), source }
+}
+
+/// Opens `path` read-only and checks that it is a regular file before anything reads it.
+///
+/// The open is non-blocking (`O_NONBLOCK`), so a named pipe with no writer never hangs the caller
+/// in `open(2)`; the file type comes from the open descriptor (`fstat`), so what is checked is
+/// what is read. A directory, FIFO, device node or socket is [`PciError::NotAFile`], naming what it
+/// is. `O_NONBLOCK` has no effect on reads of a regular file.
+pub fn open_regular(path: &Path) -> Result<File, PciError> {
+    open_regular_with(path, OpenOptions::new().read(true), 0)
+}
+
+/// [`open_regular`] with the caller's options and extra `open(2)` flags (e.g. read-write, create
+/// and `O_NOFOLLOW` for a lock file in a world-writable directory).
+pub fn open_regular_with(path: &Path, options: &mut OpenOptions, flags: libc::c_int) -> Result<File, PciError> {
+    let file = options.custom_flags(libc::O_NONBLOCK | flags).open(path).map_err(io_err(path))?;
+    let file_type = file.metadata().map_err(io_err(path))?.file_type();
+    let kind = if file_type.is_file() {
+        return Ok(file);
+    } else if file_type.is_dir() {
+        "a directory"
+    } else if file_type.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if file_type.is_char_device() {
+        "a character device"
+    } else if file_type.is_block_device() {
+        "a block device"
+    } else if file_type.is_socket() {
+        "a socket"
+    } else {
+        "not a file"
+    };
+    Err(PciError::NotAFile { path: path.to_path_buf(), kind })
 }
 
 /// A read-only map of a whole file. An empty file maps to an empty slice.
@@ -27,9 +61,9 @@ pub struct ReadOnlyMap {
 }
 
 impl ReadOnlyMap {
-    /// Maps `path` read-only.
+    /// Maps `path` read-only; anything but a regular file is refused ([`open_regular`]).
     pub fn open(path: &Path) -> Result<Self, PciError> {
-        let file = File::open(path).map_err(io_err(path))?;
+        let file = open_regular(path)?;
         let len = file.metadata().map_err(io_err(path))?.len();
         let map = if len == 0 {
             None
@@ -126,6 +160,24 @@ impl SharedFileMap {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_regular_files_are_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        // A FIFO with no writer: refused at once instead of blocking in open(2).
+        let err = open_regular(&fifo).unwrap_err();
+        assert!(matches!(err, PciError::NotAFile { kind: "a named pipe (FIFO)", .. }), "{err}");
+        assert!(err.to_string().ends_with("is a named pipe (FIFO), not a regular file"), "{err}");
+        let err = ReadOnlyMap::open(dir.path()).unwrap_err();
+        assert!(matches!(err, PciError::NotAFile { kind: "a directory", .. }), "{err}");
+        let err = ReadOnlyMap::open(Path::new("/dev/zero")).unwrap_err();
+        assert!(matches!(err, PciError::NotAFile { kind: "a character device", .. }), "{err}");
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"abc").unwrap();
+        assert_eq!(ReadOnlyMap::open(&file).unwrap().as_slice(), b"abc");
+    }
 
     #[test]
     fn read_only_map_of_empty_and_small_files() {

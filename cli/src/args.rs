@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand};
 /// to a RoCE profile, and inspect and flash firmware — on real hardware through VFIO, or on the
 /// built-in emulator.
 #[derive(Debug, Parser)]
-#[command(name = "ocetool", version, max_term_width = 100)]
+#[command(name = "ocetool", version, max_term_width = 100, after_help = AFTER_HELP)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -16,8 +16,27 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// What `ocetool --help` ends with: examples, and the exit codes scripts rely on.
+pub const AFTER_HELP: &str = "\
+Examples:
+  ocetool list                                  find adapters and whether ocetool can drive them
+  ocetool --device 03:00.0 query                firmware, profile, RoCE state, ports
+  ocetool --device 03:00.0 --unbind set-profile roce && ocetool --device 03:00.0 --unbind reset
+  ocetool fw verify image.ufi --device 03:00.0  would `fw update` accept this image there?
+  ocetool apply --dry-run                       what /etc/ocetool/ocetool.toml would change
+  ocetool --device emu query --json             rehearse on the built-in emulator
+
+Exit codes:
+  0 success (also: nothing to change)   1 the operation failed (device or firmware)
+  2 usage (bad arguments, config or file)   3 no such or unsupported device
+  4 refused by a safety check (no --yes, incompatible image, downgrade, driver bound)
+  5 device busy (another ocetool)   130 / 143 stopped by SIGINT / SIGTERM
+
+With --json every result and error is one JSON document on stdout with \"schema\": \"ocetool/1\".";
+
 /// Flags every subcommand accepts.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// The adapter: a PCI address (0000:03:00.0 or 03:00.0), `emu` for the emulator in the
     /// default state directory, or `emu:DIR` for an emulator with its state in DIR.
@@ -33,16 +52,17 @@ pub struct GlobalArgs {
     /// duration of the command, and give it back afterwards.
     #[arg(long, global = true)]
     pub unbind: bool,
-    /// Root of the sysfs tree (tests point it at a fake tree).
-    #[arg(long, global = true, value_name = "DIR", default_value = "/sys", hide_default_value = true)]
+    /// Root of the sysfs tree (tests point it at a fake tree; hidden from --help).
+    #[arg(long, global = true, value_name = "DIR", default_value = "/sys", hide = true)]
     pub sysfs_root: PathBuf,
-    /// Root of the device nodes (`/dev/vfio/...`; tests point it at a fake tree).
-    #[arg(long, global = true, value_name = "DIR", default_value = "/dev", hide_default_value = true)]
+    /// Root of the device nodes (`/dev/vfio/...`; tests point it at a fake tree; hidden from
+    /// --help).
+    #[arg(long, global = true, value_name = "DIR", default_value = "/dev", hide = true)]
     pub dev_root: PathBuf,
     /// Seconds to wait for another ocetool working on the same adapter before giving up.
     #[arg(long, global = true, value_name = "SECS", default_value_t = 3.0)]
     pub wait: f64,
-    /// Seconds to wait for the adapter's firmware to finish POST (after a reset, or on a
+    /// Seconds to wait for the adapter's firmware to finish POST (after a reset, or on an
     /// adapter that is still booting).
     #[arg(long, global = true, value_name = "SECS", default_value_t = 60.0)]
     pub post_timeout: f64,
@@ -50,10 +70,11 @@ pub struct GlobalArgs {
     /// flash writes always get at least their own, longer limit).
     #[arg(long, global = true, value_name = "SECS", default_value_t = 4.0)]
     pub command_timeout: f64,
-    /// More detail on stderr: `-v` the cause chain of errors and the steps taken; `-vv` also one
-    /// line per firmware command (subsystem, opcode, name, version, lengths, statuses, time);
-    /// `-vvv` on an emulated adapter also its event log (every command it executed, resets,
-    /// faults that fired).
+    /// More detail on stderr: `-v` the cause chain of errors and the steps taken (lock, driver
+    /// hand-off, POST wait, firmware initialisation, reset, ...); `-vv` also one line per
+    /// firmware command (subsystem, opcode, name, version, lengths, statuses, time); `-vvv` on an
+    /// emulated adapter also its event log (every command it executed, resets, faults that
+    /// fired).
     #[arg(long, short = 'v', global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
     /// Append every firmware command (with its arguments and result) and every step to FILE as
@@ -175,6 +196,16 @@ pub enum FwAction {
     Inspect {
         /// The .ufi file.
         file: PathBuf,
+    },
+    /// Is this image flashable (and, with --device, would `fw update` accept it there)? Exit 0
+    /// for yes, 4 for no, with the reasons.
+    Verify {
+        /// The .ufi file.
+        file: PathBuf,
+        /// Count an image older than the firmware on flash as acceptable, as `fw update
+        /// --allow-downgrade` would.
+        #[arg(long)]
+        allow_downgrade: bool,
     },
     /// Flash an image: compatibility and version checks first, then only the sections whose CRC
     /// differs from the adapter's. The new firmware runs after the next reset.

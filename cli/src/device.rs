@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use oce_pci::discover::{self, Blocker, Scope, discover};
-use oce_pci::{Chip, FunctionKind, PciAddress, Roots};
+use oce_pci::mmap::open_regular_with;
+use oce_pci::{Chip, FunctionKind, PciAddress, Roots, signals};
 
 use crate::args::GlobalArgs;
-use crate::error::{CliError, CliResult, ErrorKind, pci_error};
+use crate::error::{CliError, CliResult, ErrorKind, pci_error, stopped};
 
 /// A device as the user named it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,6 +106,12 @@ pub fn select_device(global: &GlobalArgs) -> CliResult<DeviceSpec> {
 /// test (`tests/vfio-qemu/run.sh`), which has no OneConnect adapter and drives an e1000 through
 /// the hand-off instead; a default (and every release) build ignores the variable.
 pub fn check_supported(roots: &Roots, addr: PciAddress) -> CliResult<()> {
+    if !roots.device_dir(addr).exists() {
+        return Err(CliError::new(
+            ErrorKind::NoDevice,
+            format!("no such PCI device: {addr}; see `ocetool list` for the adapters ocetool can drive"),
+        ));
+    }
     if cfg!(feature = "unsafe-any-device") && std::env::var_os("OCETOOL_UNSAFE_ANY_DEVICE").is_some_and(|v| v == "1") {
         return Ok(());
     }
@@ -128,10 +135,12 @@ pub fn check_supported(roots: &Roots, addr: PciAddress) -> CliResult<()> {
     Ok(())
 }
 
-/// Takes the device's lock for the length of the command.
+/// Takes the adapter's lock for the length of the command.
 pub fn lock_device(global: &GlobalArgs, spec: &DeviceSpec) -> CliResult<DeviceLock> {
     let wait = Duration::try_from_secs_f64(global.wait.max(0.0)).unwrap_or(Duration::ZERO);
-    DeviceLock::acquire(&lock_path(spec), wait, &spec.describe())
+    let path = lock_path(spec, &Roots::new(&global.sysfs_root, &global.dev_root))?;
+    tracing::info!(lock = %path.display(), "taking the adapter's lock");
+    DeviceLock::acquire(&path, wait, &spec.describe())
 }
 
 /// The default emulator state directory: `$XDG_STATE_HOME/ocetool/emu`, else
@@ -156,20 +165,30 @@ fn pci_lock_dir() -> PathBuf {
         .map_or_else(|| PathBuf::from("/run/lock/ocetool"), PathBuf::from)
 }
 
-/// The lock file path for a device.
-pub fn lock_path(spec: &DeviceSpec) -> PathBuf {
-    match spec {
+/// The lock file path for a device: one per adapter, so every PCI function of a card (both
+/// ports, and their virtual functions) shares it — a reset or a flash acts on the whole card —
+/// while another card's functions have their own.
+pub fn lock_path(spec: &DeviceSpec, roots: &Roots) -> CliResult<PathBuf> {
+    Ok(match spec {
         // The emulator's lock sits beside its state directory, so the directory itself holds only
         // the adapter's state.
-        DeviceSpec::Emulator(dir) => {
-            let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "emu".into());
-            dir.parent().unwrap_or(Path::new(".")).join(format!(".{name}.lock"))
+        DeviceSpec::Emulator(dir) => emulator_lock_path(dir),
+        DeviceSpec::Pci(addr) => {
+            let slot = discover::adapter_slot(roots, *addr)
+                .map_err(|e| pci_error(&format!("cannot tell which adapter {addr} belongs to"), &e))?;
+            pci_lock_dir().join(format!("{slot}.lock"))
         }
-        DeviceSpec::Pci(addr) => pci_lock_dir().join(format!("{addr}.lock")),
-    }
+    })
 }
 
-/// An exclusive lock on one device, released when dropped (or by the kernel when the process
+/// The lock file of the emulated adapter in `dir`: beside the state directory, so the directory
+/// itself holds only the adapter's state.
+pub fn emulator_lock_path(dir: &Path) -> PathBuf {
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "emu".into());
+    dir.parent().unwrap_or(Path::new(".")).join(format!(".{name}.lock"))
+}
+
+/// An exclusive lock on one adapter, released when dropped (or by the kernel when the process
 /// dies, so a killed ocetool never leaves a lock behind).
 #[derive(Debug)]
 pub struct DeviceLock {
@@ -177,21 +196,30 @@ pub struct DeviceLock {
 }
 
 impl DeviceLock {
-    /// Takes the lock at `path`, waiting up to `wait` for another holder, then failing "busy".
+    /// Takes the lock at `path`, waiting up to `wait` for another holder, then failing "busy". A
+    /// stop request (Ctrl-C, SIGTERM) ends the wait at once.
+    ///
+    /// The lock directory may be world-writable (`/run/lock`), so the file is opened without
+    /// following a symbolic link (`O_NOFOLLOW`) and must be a regular file: another user cannot
+    /// point ocetool at a file of theirs, or block it on a named pipe.
     pub fn acquire(path: &Path, wait: Duration, device: &str) -> CliResult<Self> {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| {
                 CliError::new(ErrorKind::Failed, format!("cannot create the lock directory {}: {e}", parent.display()))
             })?;
         }
-        let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(|e| {
-            CliError::new(ErrorKind::Failed, format!("cannot open the lock file {}: {e}", path.display()))
-        })?;
+        let mut options = OpenOptions::new();
+        options.read(true).write(true).create(true).truncate(false);
+        let file = open_regular_with(path, &mut options, libc::O_NOFOLLOW)
+            .map_err(|e| pci_error("cannot open the lock file", &e).hint("remove it; ocetool creates it again"))?;
         let deadline = Instant::now() + wait;
         loop {
             match file.try_lock() {
                 Ok(()) => return Ok(Self { _file: file }),
                 Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    if let Some(signal) = signals::pending() {
+                        return Err(stopped(signal).hint("nothing was changed"));
+                    }
                     std::thread::sleep(Duration::from_millis(20));
                 }
                 Err(std::fs::TryLockError::WouldBlock) => {
@@ -227,7 +255,11 @@ mod tests {
 
     #[test]
     fn emulator_lock_sits_beside_the_state_directory() {
-        assert_eq!(lock_path(&DeviceSpec::Emulator("/a/b/emu1".into())), PathBuf::from("/a/b/.emu1.lock"));
+        let roots = Roots::new("/nonexistent/sys", "/nonexistent/dev");
+        assert_eq!(
+            lock_path(&DeviceSpec::Emulator("/a/b/emu1".into()), &roots).unwrap(),
+            PathBuf::from("/a/b/.emu1.lock")
+        );
     }
 
     #[test]
@@ -239,6 +271,25 @@ mod tests {
         assert_eq!(err.kind, ErrorKind::Busy);
         drop(first);
         DeviceLock::acquire(&path, Duration::ZERO, "x").unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_lock_path_that_is_a_symlink_or_a_fifo_is_refused() {
+        let dir = tempfile_dir().join("links");
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("someone-elses-file");
+        std::fs::write(&target, b"keep").unwrap();
+        let link = dir.join("dev.lock");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let err = DeviceLock::acquire(&link, Duration::ZERO, "x").unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Failed, "{}", err.message);
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+        let fifo = dir.join("fifo.lock");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let err = DeviceLock::acquire(&fifo, Duration::ZERO, "x").unwrap_err();
+        assert!(err.message.contains("named pipe"), "{}", err.message);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

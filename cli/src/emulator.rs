@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::args::{EmulatorAction, FaultAction, GlobalArgs};
 use crate::device::{DeviceSpec, lock_device, select_device};
 use crate::error::{CliError, CliResult, ErrorKind, emulator_error};
-use crate::output::Report;
+use crate::output::{Report, printable};
 
 /// Opens the emulator in `dir`, creating a factory-fresh one when `dir` does not exist or is
 /// empty. A non-empty directory that holds no emulator state is refused: ocetool never writes
@@ -155,7 +155,7 @@ pub fn run(global: &GlobalArgs, action: &EmulatorAction) -> CliResult<EmulatorOu
             let changed = before.iter().map(ToString::to_string).collect::<Vec<_>>() != faults;
             Ok(EmulatorOutput::Faults(FaultReport { action: name, changed, faults }))
         }
-        EmulatorAction::Serve { socket } => crate::serve::run(global, dir, &spec, socket).map(EmulatorOutput::Served),
+        EmulatorAction::Serve { socket } => crate::serve::run(global, dir, socket).map(EmulatorOutput::Served),
     }
 }
 
@@ -210,7 +210,10 @@ impl Report for EmulatorReport {
         out.push_str(&format!("State directory  {}\n", i.state_dir.display()));
         out.push_str(&format!(
             "Adapter          {} {:04x}:{:04x}, serial {}\n",
-            i.model, i.vendor_id, i.device_id, i.serial
+            printable(&i.model),
+            i.vendor_id,
+            i.device_id,
+            printable(&i.serial)
         ));
         out.push_str(&format!(
             "Firmware         running {}, stored {} ({:?})\n",
@@ -243,7 +246,7 @@ impl Report for EmulatorReport {
                 (false, true) => "next",
                 _ => "",
             };
-            out.push_str(&format!("  {:>3}  {:<24} {}\n", p.id, p.name, mark));
+            out.push_str(&format!("  {:>3}  {:<24} {}\n", p.id, printable(&p.name), mark));
         }
         out
     }

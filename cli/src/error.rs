@@ -124,7 +124,7 @@ pub fn pci_error(context: &str, e: &PciError) -> CliError {
         PciError::Interrupted { signal: Signal::Terminate } => ErrorKind::Terminated,
         PciError::DriverBound { .. } => ErrorKind::Refused,
         PciError::VfioGroupBusy { .. } => ErrorKind::Busy,
-        PciError::BadAddress { .. } => ErrorKind::Usage,
+        PciError::BadAddress { .. } | PciError::NotAFile { .. } => ErrorKind::Usage,
         PciError::VfioPciNotLoaded { .. }
         | PciError::NoIommuGroup { .. }
         | PciError::GroupNotViable { .. }
@@ -201,13 +201,14 @@ pub fn profile_error(e: ProfileError) -> CliError {
     }
 }
 
-/// Maps an image-layer error: a file that does not exist is usage (2), one that cannot be read
-/// a failure (1), an image or a version the policy refuses 4.
+/// Maps an image-layer error: a file that does not exist or is not a regular file is usage (2),
+/// one that cannot be read a failure (1), an image or a version the policy refuses 4.
 pub fn image_error(context: &str, e: &ImageError) -> CliError {
     let kind = match e {
         ImageError::Io(PciError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
             ErrorKind::Usage
         }
+        ImageError::Io(PciError::NotAFile { .. }) => ErrorKind::Usage,
         ImageError::Io(_) => ErrorKind::Failed,
         _ => ErrorKind::Refused,
     };

@@ -81,6 +81,9 @@ fn run(cli: &Cli) -> CliResult<Box<dyn ErasedReport>> {
         Command::Emulator { action } => emulator::run(g, action).map(boxed),
         Command::Fw { action } => match action {
             FwAction::Inspect { file } => commands::fw::inspect::run(file).map(boxed),
+            FwAction::Verify { file, allow_downgrade } => {
+                commands::fw::verify::run(g, file, *allow_downgrade).map(boxed)
+            }
             FwAction::Update { file, dry_run, allow_downgrade, force } => {
                 let policy = oce_firmware::flash::Policy { allow_downgrade: *allow_downgrade, force: *force };
                 let job = commands::fw::update::FwUpdate::new(file, policy, *dry_run, g.yes, g.json)?;

@@ -4,6 +4,7 @@
 
 use oce_mailbox::adapter::{AdapterInfo, ProfileState};
 use oce_mailbox::commands::format_mac;
+use oce_pci::ids::id_string;
 use serde::Serialize;
 
 /// PCI identity, IDs as `"0x10df"` strings.
@@ -79,7 +80,7 @@ impl ProfileRef {
     /// `NAME (id N)` for text output.
     pub fn label(&self) -> String {
         match &self.name {
-            Some(n) => format!("{n} (id {})", self.id),
+            Some(n) => format!("{} (id {})", crate::output::printable(n), self.id),
             None => format!("id {} (not in the profile list)", self.id),
         }
     }
@@ -132,10 +133,6 @@ pub struct QueryJson {
     pub ports: Vec<PortJson>,
 }
 
-fn hex16(v: u16) -> String {
-    format!("{v:#06x}")
-}
-
 impl FirmwareJson {
     pub fn of(info: &AdapterInfo) -> Self {
         Self {
@@ -152,10 +149,10 @@ impl QueryJson {
         Self {
             device,
             pci: PciIds {
-                vendor_id: hex16(id.vendor_id),
-                device_id: hex16(id.device_id),
-                subsystem_vendor_id: hex16(id.subsystem_vendor_id),
-                subsystem_id: hex16(id.subsystem_id),
+                vendor_id: id_string(id.vendor_id),
+                device_id: id_string(id.device_id),
+                subsystem_vendor_id: id_string(id.subsystem_vendor_id),
+                subsystem_id: id_string(id.subsystem_id),
             },
             chip: id.chip.map(|c| c.name()),
             model: id.model.clone(),

@@ -12,7 +12,7 @@ use oce_pci::signals;
 use serde::Serialize;
 
 use crate::args::{FaultAction, GlobalArgs};
-use crate::device::{DeviceSpec, lock_path};
+use crate::device::{DeviceSpec, emulator_lock_path};
 use crate::emulator::{FaultReport, check_state_dir, parse_fault_specs};
 use crate::error::{CliError, CliResult, ErrorKind, control_error, emulator_error, socket_error};
 use crate::output::Report;
@@ -30,18 +30,18 @@ pub struct ServeReport {
     msix_sent: u64,
 }
 
-/// The control socket of the server for the adapter `spec` names: beside its lock file.
-pub fn control_path(spec: &DeviceSpec) -> PathBuf {
-    lock_path(spec).with_extension("control")
+/// The control socket of the server for the emulated adapter in `dir`: beside its lock file.
+pub fn control_path(dir: &Path) -> PathBuf {
+    emulator_lock_path(dir).with_extension("control")
 }
 
 /// Serves the adapter in `dir` on `socket` until the client goes or a signal arrives. The caller
 /// holds the adapter's lock.
-pub fn run(global: &GlobalArgs, dir: &Path, spec: &DeviceSpec, socket: &Path) -> CliResult<ServeReport> {
+pub fn run(global: &GlobalArgs, dir: &Path, socket: &Path) -> CliResult<ServeReport> {
     check_state_dir(dir)?;
     let firmware = Firmware::open_or_create(dir).map_err(|e| emulator_error(&e))?;
     let listening = ServeSocket::bind(socket).map_err(|e| socket_error(&e))?;
-    let control_socket = ServeSocket::bind(&control_path(spec)).map_err(|e| socket_error(&e))?;
+    let control_socket = ServeSocket::bind(&control_path(dir)).map_err(|e| socket_error(&e))?;
     let log = Log::stderr("ocetool: serve: ");
     let adapter = Adapter::new(firmware, &log);
     let mut server = Server::new(adapter.device.clone(), adapter.dma.clone(), adapter.irqs.clone(), log.clone());
@@ -100,7 +100,8 @@ pub fn run(global: &GlobalArgs, dir: &Path, spec: &DeviceSpec, socket: &Path) ->
 /// Sends a fault change to the server that holds the adapter `spec` names, if one is running
 /// (its control socket answers); `None` when none is, so the caller opens the adapter itself.
 pub fn fault_via_server(spec: &DeviceSpec, action: &FaultAction) -> CliResult<Option<FaultReport>> {
-    let path = control_path(spec);
+    let DeviceSpec::Emulator(dir) = spec else { return Ok(None) };
+    let path = control_path(dir);
     if !path.exists() {
         return Ok(None);
     }

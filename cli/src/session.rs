@@ -42,6 +42,9 @@ pub trait Job {
 /// Selects, locks and opens the device, then runs `job` on it.
 pub fn run_job<J: Job>(global: &GlobalArgs, job: J) -> CliResult<J::Output> {
     let spec = select_device(global)?;
+    if let DeviceSpec::Pci(addr) = &spec {
+        check_supported(&Roots::new(&global.sysfs_root, &global.dev_root), *addr)?;
+    }
     let _lock = lock_device(global, &spec)?;
     match &spec {
         DeviceSpec::Emulator(dir) => {
@@ -61,11 +64,11 @@ pub fn run_job<J: Job>(global: &GlobalArgs, job: J) -> CliResult<J::Output> {
 /// run the job, and give the function back to its driver on every path.
 fn run_on_pci<J: Job>(global: &GlobalArgs, addr: PciAddress, spec: &DeviceSpec, job: J) -> CliResult<J::Output> {
     let roots = Roots::new(&global.sysfs_root, &global.dev_root);
-    check_supported(&roots, addr)?;
     if global.unbind {
         confirm_unbind(global, &roots, addr)?;
     }
     let options = HandOffOptions { allow_unbind: global.unbind, ..HandOffOptions::default() };
+    tracing::info!(%addr, "handing the function to vfio-pci");
     let handoff = HandOff::acquire(addr, &roots, &options, Arc::new(KernelSysfs))
         .map_err(|e| pci_error(&format!("cannot take {addr} for ocetool"), &e))?;
     let out = signals::check()
@@ -73,6 +76,7 @@ fn run_on_pci<J: Job>(global: &GlobalArgs, addr: PciAddress, spec: &DeviceSpec, 
         .and_then(|()| VfioFunction::open(&handoff).map_err(|e| pci_error(&format!("cannot open {addr}"), &e)))
         .and_then(|func| open_session(func, spec.clone(), timeouts(global), job.needs_ready_adapter()))
         .and_then(|mut session| job.run(&mut session));
+    tracing::info!(%addr, "giving the function back to its driver");
     let restored = handoff.restore().map_err(|e| {
         pci_error(&format!("{addr} could not be given back to its driver"), &e)
             .hint("check `ls -l /sys/bus/pci/devices/ADDR/driver`; `echo ADDR > /sys/bus/pci/drivers_probe` rebinds it")

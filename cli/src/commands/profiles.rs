@@ -5,7 +5,7 @@ use oce_pci::PciFunction;
 use serde::Serialize;
 
 use crate::error::{CliResult, mailbox_error};
-use crate::output::Report;
+use crate::output::{Report, printable};
 use crate::report::ProfilePair;
 use crate::session::{Job, Session};
 
@@ -69,7 +69,13 @@ impl Report for ProfilesJson {
                 (false, true) => "next (after the next reset)",
                 _ => "",
             };
-            out.push_str(&format!("{:>4}  {:<28} {:<5} {}\n", p.id, p.name, if p.roce { "yes" } else { "no" }, state));
+            out.push_str(&format!(
+                "{:>4}  {:<28} {:<5} {}\n",
+                p.id,
+                printable(&p.name),
+                if p.roce { "yes" } else { "no" },
+                state
+            ));
         }
         out
     }

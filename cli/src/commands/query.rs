@@ -5,7 +5,7 @@ use oce_mailbox::adapter::read_info;
 use oce_pci::PciFunction;
 
 use crate::error::{CliResult, mailbox_error};
-use crate::output::Report;
+use crate::output::{Report, printable};
 use crate::report::QueryJson;
 use crate::session::{Job, Session};
 
@@ -26,7 +26,7 @@ impl Report for QueryJson {
     fn text(&self) -> String {
         let mut out = String::new();
         let mut line = |k: &str, v: String| out.push_str(&format!("{k:<15}{v}\n"));
-        line("Adapter", format!("{}: {}", self.model, self.description));
+        line("Adapter", format!("{}: {}", printable(&self.model), printable(&self.description)));
         line("Device", self.device.clone());
         line(
             "PCI ID",
@@ -39,7 +39,7 @@ impl Report for QueryJson {
             ),
         );
         line("Chip", format!("{}, ASIC revision {:#04x}", self.chip.unwrap_or("unknown"), self.asic_revision));
-        line("Serial", self.serial.clone());
+        line("Serial", printable(&self.serial).into_owned());
         let fw = &self.firmware;
         let pending = if fw.running == fw.stored {
             String::new()
@@ -48,7 +48,12 @@ impl Report for QueryJson {
         };
         line(
             "Firmware",
-            format!("{}{}{}", fw.running, pending, if fw.backup_running { "  [BACKUP FIRMWARE RUNNING]" } else { "" }),
+            format!(
+                "{}{}{}",
+                printable(&fw.running),
+                printable(&pending),
+                if fw.backup_running { "  [BACKUP FIRMWARE RUNNING]" } else { "" }
+            ),
         );
         line("Function mode", format!("{:#x} ({})", self.function_mode, self.function_mode_flags.join(", ")));
         line("RoCE", if self.roce_enabled { "enabled".into() } else { "disabled".into() });
@@ -62,7 +67,7 @@ impl Report for QueryJson {
         }
         out.push_str("Ports\n");
         for port in &self.ports {
-            let name = port.name.clone().unwrap_or_else(|| "?".into());
+            let name = port.name.as_deref().map_or_else(|| "?".into(), |n| printable(n).into_owned());
             if port.this_function {
                 let link = match (port.link_up, port.speed_mbps) {
                     (Some(true), Some(s)) => format!("link up, {s} Mb/s"),

@@ -6,7 +6,7 @@ use std::path::Path;
 use oce_firmware::inspect::{InspectReport, inspect_file};
 
 use crate::error::{CliResult, image_error};
-use crate::output::Report;
+use crate::output::{Report, printable};
 
 /// The `fw inspect` document is the library's report as is.
 #[derive(Debug, serde::Serialize)]
@@ -24,7 +24,7 @@ impl Report for InspectJson {
     fn text(&self) -> String {
         let r = &self.0;
         let mut out = String::new();
-        let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+        let opt = |v: &Option<String>| v.as_deref().map_or_else(|| "-".into(), |v| printable(v).into_owned());
         let _ =
             writeln!(out, "File           {} bytes, {}", r.file_len, r.header_format.unwrap_or("unrecognised header"));
         let _ = writeln!(out, "Chip           {}", r.chip.map_or("unknown", |c| c.name()));
@@ -61,7 +61,7 @@ impl Report for InspectJson {
                     optype,
                     s.offset,
                     s.size,
-                    s.version
+                    printable(&s.version)
                 );
                 if let Some(rom) = &s.option_rom {
                     for img in &rom.images {
@@ -88,7 +88,7 @@ impl Report for InspectJson {
         if !r.problems.is_empty() {
             let _ = writeln!(out, "\nProblems");
             for p in &r.problems {
-                let _ = writeln!(out, "  {:<7} {}", format!("{:?}", p.severity).to_lowercase(), p.message);
+                let _ = writeln!(out, "  {:<7} {}", format!("{:?}", p.severity).to_lowercase(), printable(&p.message));
             }
         }
         out

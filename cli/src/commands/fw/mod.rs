@@ -1,5 +1,6 @@
-//! `ocetool fw inspect|update|build`: firmware images (`.ufi`).
+//! `ocetool fw inspect|verify|update|build`: firmware images (`.ufi`).
 
 pub mod build;
 pub mod inspect;
 pub mod update;
+pub mod verify;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use indicatif::{ProgressBar, ProgressStyle};
 use oce_firmware::ImageError;
 use oce_firmware::flash::{
-    self, Action, FlashObserver, FlashPlan, Outcome, Policy, SectionOutcome, SectionRef, VersionChange,
+    self, Action, AdapterState, FlashObserver, FlashPlan, Outcome, Policy, SectionOutcome, SectionRef, VersionChange,
 };
 use oce_firmware::ufi::{UfiImage, map_file};
 use oce_mailbox::adapter::read_profiles;
@@ -124,15 +124,10 @@ impl Job for FwUpdate {
     type Output = UpdateJson;
 
     fn run<F: PciFunction>(self, session: &mut Session<F>) -> CliResult<UpdateJson> {
-        require_physical_function(session, "a firmware update")?;
+        let image = UfiImage::parse(self.map.as_slice()).map_err(|e| self.not_flashable(&e))?;
+        let (adapter, mut plan) = plan_on(session, &image, self.policy)?;
         let device = session.device.describe();
         let mbox = &mut session.mbox;
-        let chip = flash::read_chip(mbox).map_err(|e| flash_error("cannot identify the adapter", &e))?;
-        flash::check_chip(chip).map_err(|e| flash_error("", &e))?;
-        let image = UfiImage::parse(self.map.as_slice()).map_err(|e| self.not_flashable(&e))?;
-        let adapter =
-            flash::read_adapter(mbox).map_err(|e| flash_error("cannot read the adapter's firmware state", &e))?;
-        let mut plan = flash::plan(&image, &adapter, self.policy).map_err(|e| flash_error("refusing to flash", &e))?;
         // Read-only CRC queries: exactly which sections differ, before asking anything.
         let mode = flash::check_crcs(mbox, &image, &mut plan)
             .map_err(|e| flash_error("cannot compare the image with the flash", &e))?;
@@ -189,6 +184,23 @@ impl Job for FwUpdate {
             fell_back: report.fell_back,
         })
     }
+}
+
+/// The checks `fw update` makes before it reads a CRC or writes a byte: a physical function, of a
+/// chip ocetool flashes, and an image compatible with it and allowed by the version policy. The
+/// plan says what a flash would do; `fw verify --device` asks exactly these questions.
+pub fn plan_on<F: PciFunction>(
+    session: &mut Session<F>,
+    image: &UfiImage<'_>,
+    policy: Policy,
+) -> CliResult<(AdapterState, FlashPlan)> {
+    require_physical_function(session, "a firmware update")?;
+    let mbox = &mut session.mbox;
+    let chip = flash::read_chip(mbox).map_err(|e| flash_error("cannot identify the adapter", &e))?;
+    flash::check_chip(chip).map_err(|e| flash_error("", &e))?;
+    let adapter = flash::read_adapter(mbox).map_err(|e| flash_error("cannot read the adapter's firmware state", &e))?;
+    let plan = flash::plan(image, &adapter, policy).map_err(|e| flash_error("refusing to flash", &e))?;
+    Ok((adapter, plan))
 }
 
 /// Progress on stderr: a bar on a terminal, a line per section otherwise, nothing with `--json`.

@@ -142,6 +142,17 @@ pub enum Command {
         #[command(subcommand)]
         action: FwAction,
     },
+    /// Bring every adapter to the state the configuration asks for (firmware, profile,
+    /// activation), idempotently; what runs at boot before be2net. Never asks: the
+    /// configuration is the confirmation. With --device, only that adapter.
+    Apply {
+        /// The configuration file.
+        #[arg(long, value_name = "FILE", default_value = "/etc/ocetool/ocetool.toml")]
+        config: PathBuf,
+        /// Show what would change, and change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Create, show or power-cycle an emulated adapter.
     Emulator {
         #[command(subcommand)]

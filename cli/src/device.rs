@@ -6,7 +6,7 @@ use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use oce_pci::discover::{self, Blocker, Scope, discover};
+use oce_pci::discover::{self, Blocker, Inventory, Scope, discover};
 use oce_pci::mmap::open_regular_with;
 use oce_pci::{Chip, FunctionKind, PciAddress, Roots, signals};
 
@@ -57,15 +57,7 @@ pub fn select_device(global: &GlobalArgs) -> CliResult<DeviceSpec> {
     if let Some(s) = &global.device {
         return DeviceSpec::parse(s);
     }
-    let roots = Roots::new(&global.sysfs_root, &global.dev_root);
-    let inventory = discover(&roots, Scope::OneConnect)
-        .map_err(|e| pci_error("no --device given, and sysfs cannot be searched for an adapter", &e))?;
-    let candidates: Vec<PciAddress> = inventory
-        .adapters
-        .iter()
-        .filter(|a| a.chip == Chip::Skyhawk)
-        .filter_map(|a| a.functions.iter().find(|f| f.kind == FunctionKind::NicPf).map(|f| f.address))
-        .collect();
+    let (inventory, candidates) = skyhawk_adapters(global)?;
     match candidates.as_slice() {
         [only] => Ok(DeviceSpec::Pci(*only)),
         [] => {
@@ -95,6 +87,25 @@ pub fn select_device(global: &GlobalArgs) -> CliResult<DeviceSpec> {
             ),
         )),
     }
+}
+
+/// Every OCe14000 (Skyhawk) adapter in sysfs, each by its first NIC physical function: the
+/// adapters `apply` works on without `--device`.
+pub fn find_adapters(global: &GlobalArgs) -> CliResult<Vec<PciAddress>> {
+    skyhawk_adapters(global).map(|(_, found)| found)
+}
+
+fn skyhawk_adapters(global: &GlobalArgs) -> CliResult<(Inventory, Vec<PciAddress>)> {
+    let roots = Roots::new(&global.sysfs_root, &global.dev_root);
+    let inventory = discover(&roots, Scope::OneConnect)
+        .map_err(|e| pci_error("no --device given, and sysfs cannot be searched for an adapter", &e))?;
+    let found = inventory
+        .adapters
+        .iter()
+        .filter(|a| a.chip == Chip::Skyhawk)
+        .filter_map(|a| a.functions.iter().find(|f| f.kind == FunctionKind::NicPf).map(|f| f.address))
+        .collect();
+    Ok((inventory, found))
 }
 
 /// Refuses a PCI function ocetool cannot drive before anything touches its binding: a function

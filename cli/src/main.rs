@@ -94,6 +94,7 @@ fn run(cli: &Cli) -> CliResult<Box<dyn ErasedReport>> {
                 commands::fw::build::run(version, output, *layout, *asic_type_rev).map(boxed)
             }
         },
+        Command::Apply { config, dry_run } => commands::apply::run(g, config, *dry_run).map(boxed),
         Command::List { all } => commands::list::run(g, *all).map(boxed),
     }
 }

@@ -39,14 +39,30 @@ pub trait Job {
     }
 }
 
+/// Whether a command may take a PCI function from its kernel driver (design.md §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unbind {
+    /// Never: a bound function is refused.
+    No,
+    /// With `--unbind`: confirmed first (asked on a terminal, `--yes` in a script).
+    Ask,
+    /// Already confirmed elsewhere (`unbind = true` in `apply`'s configuration).
+    Confirmed,
+}
+
 /// Selects, locks and opens the device, then runs `job` on it.
 pub fn run_job<J: Job>(global: &GlobalArgs, job: J) -> CliResult<J::Output> {
-    let spec = select_device(global)?;
-    if let DeviceSpec::Pci(addr) = &spec {
+    let unbind = if global.unbind { Unbind::Ask } else { Unbind::No };
+    run_job_on(global, &select_device(global)?, unbind, job)
+}
+
+/// Locks and opens `spec`, then runs `job` on it.
+pub fn run_job_on<J: Job>(global: &GlobalArgs, spec: &DeviceSpec, unbind: Unbind, job: J) -> CliResult<J::Output> {
+    if let DeviceSpec::Pci(addr) = spec {
         check_supported(&Roots::new(&global.sysfs_root, &global.dev_root), *addr)?;
     }
-    let _lock = lock_device(global, &spec)?;
-    match &spec {
+    let _lock = lock_device(global, spec)?;
+    match spec {
         DeviceSpec::Emulator(dir) => {
             let emu = open_emulator(dir)?;
             let out = open_session(emu.clone(), spec.clone(), timeouts(global), job.needs_ready_adapter())
@@ -56,18 +72,24 @@ pub fn run_job<J: Job>(global: &GlobalArgs, job: J) -> CliResult<J::Output> {
             }
             finish(out)
         }
-        DeviceSpec::Pci(addr) => run_on_pci(global, *addr, &spec, job),
+        DeviceSpec::Pci(addr) => run_on_pci(global, *addr, spec, unbind, job),
     }
 }
 
 /// The real-hardware path: hand the function to vfio-pci (design.md §5), open it through VFIO,
 /// run the job, and give the function back to its driver on every path.
-fn run_on_pci<J: Job>(global: &GlobalArgs, addr: PciAddress, spec: &DeviceSpec, job: J) -> CliResult<J::Output> {
+fn run_on_pci<J: Job>(
+    global: &GlobalArgs,
+    addr: PciAddress,
+    spec: &DeviceSpec,
+    unbind: Unbind,
+    job: J,
+) -> CliResult<J::Output> {
     let roots = Roots::new(&global.sysfs_root, &global.dev_root);
-    if global.unbind {
+    if unbind == Unbind::Ask {
         confirm_unbind(global, &roots, addr)?;
     }
-    let options = HandOffOptions { allow_unbind: global.unbind, ..HandOffOptions::default() };
+    let options = HandOffOptions { allow_unbind: unbind != Unbind::No, ..HandOffOptions::default() };
     tracing::info!(%addr, "handing the function to vfio-pci");
     let handoff = HandOff::acquire(addr, &roots, &options, Arc::new(KernelSysfs))
         .map_err(|e| pci_error(&format!("cannot take {addr} for ocetool"), &e))?;

@@ -1,5 +1,6 @@
 //! One module per subcommand that runs on an adapter.
 
+pub mod apply;
 pub mod dcb;
 pub mod doctor;
 pub mod dump;

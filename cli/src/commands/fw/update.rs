@@ -45,6 +45,13 @@ impl FwUpdate {
         Ok(Self { file: file.to_path_buf(), map, parse_error, policy, dry_run, yes, quiet })
     }
 
+    /// The firmware version the image carries (what the adapter reports after the update), or
+    /// `None` when it does not parse.
+    pub fn image_version(&self) -> Option<String> {
+        let image = UfiImage::parse(self.map.as_slice()).ok()?;
+        Some(image.firmware_version().unwrap_or_else(|| image.version()))
+    }
+
     /// Refuses an image that does not parse, before the adapter is opened.
     pub fn refuse_unparsable_early(&self) -> CliResult<()> {
         match &self.parse_error {
@@ -63,7 +70,7 @@ impl FwUpdate {
 #[derive(Debug, Serialize)]
 pub struct UpdateJson {
     /// Sections were written (with `--dry-run`: would be).
-    changed: bool,
+    pub changed: bool,
     dry_run: bool,
     file: PathBuf,
     /// The image's firmware version.
@@ -71,7 +78,7 @@ pub struct UpdateJson {
     /// upgrade / same / downgrade / none_on_flash / unordered.
     version_change: VersionChange,
     /// The new firmware runs only after a reset (`firmware.running != firmware.stored`).
-    reset_required: bool,
+    pub reset_required: bool,
     firmware: FirmwareVersions,
     profile: Option<ProfilePair>,
     /// Each directory entry: `type`, `name`, `action`, `bytes`, `reason`.

@@ -1,0 +1,277 @@
+//! `ocetool apply`'s configuration (`/etc/ocetool/ocetool.toml`): the wanted state of each adapter
+//! as `[[adapter]]` rules, read with serde so that an unknown key, a wrong type or an unknown
+//! profile name is an error naming the file, the line and the key (exit 2).
+//!
+//! ```toml
+//! [[adapter]]
+//! match = { all = true }        # or { serial = "..." }, or { address = "0000:03:00" }
+//! profile = "roce"              # nic | roce | a profile ID
+//! firmware = "/usr/lib/firmware/ocetool/oc14-11.2.1.0.ufi"   # optional
+//! allow_downgrade = false       # optional
+//! activate = "reset"            # reset | next-boot (default)
+//! unbind = false                # take a function from a bound driver (be2net) only when true
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use oce_mailbox::adapter::ProfileTarget;
+use oce_pci::PciAddress;
+use oce_pci::mmap::open_regular;
+use serde::Deserialize;
+
+use crate::error::{CliError, CliResult, ErrorKind, pci_error};
+
+/// The whole file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The rules, in order: the first that matches an adapter decides its state.
+    #[serde(default)]
+    pub adapter: Vec<Rule>,
+}
+
+/// One `[[adapter]]` rule.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    /// Which adapters the rule is for.
+    #[serde(rename = "match")]
+    pub matches: Match,
+    /// The wanted profile: `nic`, `roce` or an ID.
+    pub profile: Option<Profile>,
+    /// A `.ufi` image whose firmware the adapter should hold.
+    pub firmware: Option<PathBuf>,
+    /// Allow the image to be older than the firmware on flash.
+    #[serde(default)]
+    pub allow_downgrade: bool,
+    /// When the new state runs.
+    #[serde(default)]
+    pub activate: Activate,
+    /// Take a function from its bound driver (be2net) for the length of the work.
+    #[serde(default)]
+    pub unbind: bool,
+}
+
+/// `match = { ... }`: exactly one of the keys.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Match {
+    /// `all = true`: every adapter.
+    all: Option<bool>,
+    /// The adapter with this serial number.
+    serial: Option<String>,
+    /// The card at this slot (`0000:03:00`) or one of its functions (`0000:03:00.1`).
+    address: Option<String>,
+}
+
+/// What a [`Match`] names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selector {
+    /// Every adapter.
+    All,
+    /// By serial number.
+    Serial(String),
+    /// By the card's PCI domain, bus and device.
+    Slot { domain: u16, bus: u8, device: u8 },
+}
+
+/// `profile = "roce"` or `profile = 3`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Profile(pub ProfileTarget);
+
+impl<'de> Deserialize<'de> for Profile {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Name(String),
+            Id(i64),
+        }
+        let text = match Raw::deserialize(d)? {
+            Raw::Name(name) => name,
+            Raw::Id(id) => id.to_string(),
+        };
+        text.parse::<ProfileTarget>().map(Profile).map_err(serde::de::Error::custom)
+    }
+}
+
+/// `activate = "reset" | "next-boot"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Activate {
+    /// Soft-reset the chip (when no other driver holds a function of it), so the new state runs
+    /// now.
+    Reset,
+    /// Only store it: it runs after the next reset or reboot.
+    #[default]
+    NextBoot,
+}
+
+impl Match {
+    /// The one selector the table names.
+    pub fn selector(&self) -> Result<Selector, String> {
+        match (self.all, &self.serial, &self.address) {
+            (Some(true), None, None) => Ok(Selector::All),
+            (Some(false), None, None) => Err("`all = false` matches nothing; remove the rule instead".into()),
+            (None, Some(serial), None) => Ok(Selector::Serial(serial.clone())),
+            (None, None, Some(address)) => parse_slot(address),
+            _ => Err("give exactly one of `all = true`, `serial = \"...\"` or `address = \"...\"`".into()),
+        }
+    }
+}
+
+/// `0000:03:00`, `03:00`, or a function's address (`0000:03:00.1`), which names its card.
+fn parse_slot(text: &str) -> Result<Selector, String> {
+    let function = if text.contains('.') { text.to_owned() } else { format!("{text}.0") };
+    let a: PciAddress = function.parse().map_err(|e| {
+        format!("address {text:?} is not a PCI slot like 0000:03:00 or a function like 0000:03:00.0: {e}")
+    })?;
+    Ok(Selector::Slot { domain: a.domain, bus: a.bus, device: a.device })
+}
+
+impl Selector {
+    /// True when the adapter at `slot` (its PF's address, if PCI) with `serial` is selected.
+    pub fn matches(&self, slot: Option<PciAddress>, serial: &str) -> bool {
+        match self {
+            Self::All => true,
+            Self::Serial(s) => s.trim() == serial.trim(),
+            Self::Slot { domain, bus, device } => {
+                slot.is_some_and(|a| (a.domain, a.bus, a.device) == (*domain, *bus, *device))
+            }
+        }
+    }
+}
+
+/// Reads and checks the configuration at `path`.
+pub fn load(path: &Path) -> CliResult<Config> {
+    use std::io::Read;
+    let mut file = open_regular(path).map_err(|e| match &e {
+        oce_pci::PciError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => CliError::new(
+            ErrorKind::Usage,
+            format!(
+                "no configuration at {}; write one (see the README, `ocetool apply`) or pass --config",
+                path.display()
+            ),
+        ),
+        _ => pci_error("cannot read the configuration", &e),
+    })?;
+    let mut text = String::new();
+    file.read_to_string(&mut text).map_err(|e| {
+        CliError::new(ErrorKind::Usage, format!("cannot read the configuration {}: {e}", path.display()))
+    })?;
+    parse(path, &text)
+}
+
+/// Parses configuration text; `path` only names the file in errors.
+pub fn parse(path: &Path, text: &str) -> CliResult<Config> {
+    let config: Config = toml::from_str(text).map_err(|e| {
+        let located = e.span().map(|span| locate(text, span));
+        let message = e.message().trim_end();
+        CliError::new(
+            ErrorKind::Usage,
+            match located {
+                Some((line, Some(key))) => format!("{}:{line}: key `{key}`: {message}", path.display()),
+                Some((line, None)) => format!("{}:{line}: {message}", path.display()),
+                None => format!("{}: {message}", path.display()),
+            },
+        )
+    })?;
+    for (index, rule) in config.adapter.iter().enumerate() {
+        rule.matches.selector().map_err(|reason| {
+            let line = nth_table_line(text, index);
+            CliError::new(ErrorKind::Usage, format!("{}:{line}: key `match`: {reason}", path.display()))
+        })?;
+    }
+    Ok(config)
+}
+
+/// The line (from 1) of a byte span, and the key it belongs to: the key itself when the span
+/// covers one (an unknown key), else the key before the nearest `=` (a value of the wrong type).
+fn locate(text: &str, span: std::ops::Range<usize>) -> (usize, Option<String>) {
+    let start = span.start.min(text.len());
+    let line = text[..start].matches('\n').count() + 1;
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let before = &text[line_start..start];
+    let is_key = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let spanned = text.get(span.clone()).unwrap_or("").trim();
+    if is_key(spanned) && !before.contains('=') || before.trim_end().ends_with(['{', ',']) {
+        return (line, is_key(spanned).then(|| spanned.to_owned()));
+    }
+    let key = before.rfind('=').map(|eq| {
+        before[..eq]
+            .trim_end()
+            .rsplit(|c: char| c == '{' || c == ',' || c.is_whitespace())
+            .next()
+            .unwrap_or("")
+            .to_owned()
+    });
+    (line, key.filter(|k| is_key(k)))
+}
+
+/// The line of the `index`-th `[[adapter]]` header.
+fn nth_table_line(text: &str, index: usize) -> usize {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim_start().starts_with("[[adapter]]"))
+        .nth(index)
+        .map_or(1, |(n, _)| n + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_err(text: &str) -> String {
+        let err = parse(Path::new("/etc/ocetool/ocetool.toml"), text).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Usage);
+        err.message
+    }
+
+    #[test]
+    fn a_full_rule_parses() {
+        let c = parse(
+            Path::new("x"),
+            "[[adapter]]\nmatch = { address = \"0000:03:00\" }\nprofile = \"roce\"\nfirmware = \"/f.ufi\"\n\
+             allow_downgrade = true\nactivate = \"reset\"\nunbind = true\n\n[[adapter]]\nmatch = { all = true }\nprofile = 3\n",
+        )
+        .unwrap();
+        assert_eq!(c.adapter.len(), 2);
+        let r = &c.adapter[0];
+        assert_eq!(r.matches.selector().unwrap(), Selector::Slot { domain: 0, bus: 3, device: 0 });
+        assert_eq!(r.profile, Some(Profile(ProfileTarget::Roce)));
+        assert_eq!((r.activate, r.unbind, r.allow_downgrade), (Activate::Reset, true, true));
+        assert_eq!(c.adapter[1].profile, Some(Profile(ProfileTarget::Id(3))));
+        assert_eq!(c.adapter[1].activate, Activate::NextBoot);
+    }
+
+    #[test]
+    fn errors_name_the_file_the_line_and_the_key() {
+        let m = parse_err("[[adapter]]\nmatch = { all = true }\nprofile = \"rocee\"\n");
+        assert!(m.starts_with("/etc/ocetool/ocetool.toml:3: key `profile`:"), "{m}");
+        assert!(m.contains("\"rocee\" is not a profile"), "{m}");
+        let m = parse_err("[[adapter]]\nmatch = { all = true }\nprofil = \"roce\"\n");
+        assert!(m.starts_with("/etc/ocetool/ocetool.toml:3: key `profil`:") && m.contains("unknown field"), "{m}");
+        let m = parse_err("[[adapter]]\nmatch = { all = true }\nunbind = \"yes\"\n");
+        assert!(m.starts_with("/etc/ocetool/ocetool.toml:3: key `unbind`:"), "{m}");
+        let m = parse_err("[[adapter]]\nmatch = { all = true, serial = \"x\" }\n");
+        assert!(m.starts_with("/etc/ocetool/ocetool.toml:1: key `match`: give exactly one"), "{m}");
+        let m = parse_err("[[adapter]]\nmatch = { seria = \"x\" }\n");
+        assert!(m.contains(":2: key `seria`"), "{m}");
+        let m = parse_err("[[adapter]]\nmatch = { address = \"eth0\" }\n");
+        assert!(m.contains("key `match`") && m.contains("not a PCI slot"), "{m}");
+        let m = parse_err("[[adapter]]\nmatch = { all = true }\nactivate = \"now\"\n");
+        assert!(m.contains(":3: key `activate`"), "{m}");
+    }
+
+    #[test]
+    fn selectors_match_slots_serials_and_all() {
+        let slot = Some("0000:03:00.0".parse().unwrap());
+        assert!(Selector::All.matches(None, "x"));
+        assert!(Selector::Serial("ABC".into()).matches(None, "ABC "));
+        assert!(!Selector::Serial("ABC".into()).matches(slot, "ABD"));
+        let s = parse_slot("03:00.1").unwrap();
+        assert!(s.matches(slot, "x"));
+        assert!(!s.matches(None, "x"), "the emulator has no slot");
+        assert!(!parse_slot("0000:04:00").unwrap().matches(slot, "x"));
+    }
+}

@@ -153,6 +153,18 @@ pub enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write the man pages (section 8: ocetool.8 and one per subcommand) into a directory.
+    Manpage {
+        /// Where to write them.
+        #[arg(long, value_name = "DIR")]
+        out_dir: PathBuf,
+    },
     /// Create, show or power-cycle an emulated adapter.
     Emulator {
         #[command(subcommand)]

@@ -28,6 +28,10 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(&argv, &e),
     };
+    if let Command::Completions { shell } = &cli.command {
+        commands::generate::completions(*shell);
+        return ExitCode::SUCCESS;
+    }
     logging::init(cli.global.verbose, cli.global.log_file.as_deref(), &argv);
     let code = match oce_pci::signals::install().map_err(|e| error::pci_error("", &e)).and_then(|()| run(&cli)) {
         Ok(report) => {
@@ -95,6 +99,8 @@ fn run(cli: &Cli) -> CliResult<Box<dyn ErasedReport>> {
             }
         },
         Command::Apply { config, dry_run } => commands::apply::run(g, config, *dry_run).map(boxed),
+        Command::Manpage { out_dir } => commands::generate::manpages(out_dir).map(boxed),
+        Command::Completions { .. } => unreachable!("handled before any device work"),
         Command::List { all } => commands::list::run(g, *all).map(boxed),
     }
 }

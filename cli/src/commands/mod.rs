@@ -5,6 +5,7 @@ pub mod dcb;
 pub mod doctor;
 pub mod dump;
 pub mod fw;
+pub mod generate;
 pub mod list;
 pub mod port;
 pub mod profiles;

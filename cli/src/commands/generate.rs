@@ -1,0 +1,57 @@
+//! `ocetool completions <shell>` and `ocetool manpage --out-dir DIR`: the shell completions and the
+//! man pages the Debian package installs, generated from the one command-line definition
+//! (clap_complete, clap_mangen), so they never drift from `--help`.
+
+use std::path::{Path, PathBuf};
+
+use clap::CommandFactory;
+use serde::Serialize;
+
+use crate::args::Cli;
+use crate::error::{CliError, CliResult, ErrorKind};
+use crate::output::Report;
+
+/// Man page section: ocetool is a system administration tool (man-pages(7): section 8).
+const SECTION: &str = "8";
+
+/// Writes the completion script for `shell` to stdout.
+pub fn completions(shell: clap_complete::Shell) {
+    let mut command = Cli::command();
+    clap_complete::generate(shell, &mut command, "ocetool", &mut std::io::stdout());
+}
+
+/// What `manpage` wrote.
+#[derive(Debug, Serialize)]
+pub struct ManpageReport {
+    files: Vec<PathBuf>,
+}
+
+/// Writes `ocetool.8` and one page per subcommand (`ocetool-fw-update.8`, ...) into `dir`.
+pub fn manpages(dir: &Path) -> CliResult<ManpageReport> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| CliError::new(ErrorKind::Failed, format!("cannot create {}: {e}", dir.display())))?;
+    let mut command = Cli::command().disable_help_subcommand(true);
+    // Building names every subcommand for its page: `ocetool-fw-update`.
+    command.build();
+    let mut files = Vec::new();
+    write_pages(dir, command, &mut files)?;
+    Ok(ManpageReport { files })
+}
+
+fn write_pages(dir: &Path, command: clap::Command, files: &mut Vec<PathBuf>) -> CliResult<()> {
+    for sub in command.get_subcommands().filter(|c| !c.is_hide_set()).cloned() {
+        write_pages(dir, sub, files)?;
+    }
+    let man = clap_mangen::Man::new(command).section(SECTION);
+    let path = man
+        .generate_to(dir)
+        .map_err(|e| CliError::new(ErrorKind::Failed, format!("cannot write {}: {e}", man.get_filename())))?;
+    files.push(path);
+    Ok(())
+}
+
+impl Report for ManpageReport {
+    fn text(&self) -> String {
+        self.files.iter().map(|f| format!("wrote {}\n", f.display())).collect()
+    }
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/python
+# Copyright: ocetool developers. MIT OR Apache-2.0.
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: ocetool_facts
+short_description: Facts about Emulex OneConnect OCe14000 adapters
+description:
+  - Runs C(ocetool list --json) and, with O(device), C(ocetool query --json), and returns them as
+    the fact C(ocetool).
+version_added: "0.1.0"
+options:
+  device:
+    description: The adapter to query (C(0000:03:00.0), or C(emu:DIR) for an emulated one).
+    type: str
+  binary:
+    description: The ocetool binary.
+    type: path
+    default: ocetool
+  unbind:
+    description: Let ocetool hand the function from its driver (be2net) to vfio-pci for the query.
+    type: bool
+    default: false
+  list:
+    description: Also list every OneConnect function in sysfs (C(ocetool list)).
+    type: bool
+    default: true
+author: ocetool developers
+"""
+
+EXAMPLES = r"""
+- name: Read the adapter's state
+  ocetool.oneconnect.ocetool_facts:
+    device: "0000:03:00.0"
+- ansible.builtin.debug:
+    msg: "RoCE {{ ansible_facts.ocetool.query.roce_enabled }}"
+"""
+
+RETURN = r"""
+ansible_facts:
+  description: C(ocetool.list) (the C(list) document) and C(ocetool.query) (the C(query) document).
+  returned: always
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ocetool.oneconnect.plugins.module_utils.ocetool import COMMON_ARGS, run_ocetool
+
+
+def main():
+    argument_spec = dict(COMMON_ARGS, list=dict(type="bool", default=True))
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    facts = {}
+    if module.params["list"]:
+        facts["list"] = run_ocetool(module, ["list"])[1]
+    if module.params["device"]:
+        facts["query"] = run_ocetool(module, ["query"])[1]
+    module.exit_json(changed=False, ansible_facts={"ocetool": facts})
+
+
+if __name__ == "__main__":
+    main()

@@ -6,16 +6,9 @@ mod common;
 
 use std::path::Path;
 
-use common::{Run, emu_arg, ocetool};
+use common::{Run, fresh, ocetool};
 use oce_firmware::build::ImageBuilder;
 use serde_json::Value;
-
-fn fresh() -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let dev = emu_arg(&dir.path().join("emu"));
-    assert_eq!(ocetool(&["--device", &dev, "emulator", "init"]).code, 0);
-    (dir, dev)
-}
 
 fn write_config(dir: &Path, text: &str) -> String {
     let path = dir.join("ocetool.toml");

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{OCETOOL, emu_arg, ocetool};
+use common::{OCETOOL, fresh, ocetool};
 
 fn hook() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../packaging/be2net-hook")
@@ -22,9 +22,7 @@ struct Setup {
 
 impl Setup {
     fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let dev = emu_arg(&dir.path().join("emu"));
-        assert_eq!(ocetool(&["--device", &dev, "emulator", "init"]).code, 0);
+        let (dir, dev) = fresh();
         Self { dir, dev }
     }
 

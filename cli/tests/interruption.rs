@@ -11,20 +11,13 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{CHUNK_COUNTER, OCETOOL, Run, chunks_received, emu_arg, ocetool, wait_until};
+use common::{CHUNK_COUNTER, OCETOOL, Run, chunks_received, fresh, ocetool, wait_until};
 use serde_json::Value;
 
 /// GET_ACTIVE_PROFILE: read before and after SET_ACTIVE_PROFILE (spec/protocol.md §5.9).
 const GET_ACTIVE_PROFILE: u8 = 167;
 /// SET_ACTIVE_PROFILE (spec/protocol.md §5.9).
 const SET_ACTIVE_PROFILE: u8 = 168;
-
-fn fresh() -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let dev = emu_arg(&dir.path().join("emu"));
-    assert_eq!(ocetool(&["--device", &dev, "emulator", "init"]).code, 0);
-    (dir, dev)
-}
 
 fn json(dev: &str, args: &[&str]) -> Value {
     let mut all = vec!["--device", dev];

@@ -5,25 +5,11 @@
 mod common;
 
 use std::io::Write;
-use std::process::Stdio;
 
-use common::{OCETOOL, Run, emu_arg, ocetool};
+use common::{Run, fresh, next_profile, ocetool};
 
 /// SET_ACTIVE_PROFILE (COMMON 168, spec/protocol.md §5.9): changes the next-boot profile.
 const SET_ACTIVE_PROFILE: &str = "168";
-
-fn fresh() -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let dev = emu_arg(&dir.path().join("emu"));
-    assert_eq!(ocetool(&["--device", &dev, "emulator", "init"]).code, 0);
-    (dir, dev)
-}
-
-fn next_profile(dev: &str) -> String {
-    let q = ocetool(&["--device", dev, "query", "--json"]);
-    assert_eq!(q.code, 0, "{}", q.stderr);
-    q.json()["profile"]["next"]["name"].as_str().unwrap().to_owned()
-}
 
 /// SET_ACTIVE_PROFILE's body selecting the RoCE-2 profile: its ID, u32 little-endian @16.
 fn set_roce2_payload(dev: &str) -> String {
@@ -73,15 +59,7 @@ fn a_command_that_may_change_the_adapter_needs_yes_in_a_script() {
 
 /// Runs `ocetool ARGS` on a pseudo-terminal (util-linux `script`), typing `answer` at it.
 fn on_a_terminal(args: &[&str], answer: &str) -> Run {
-    let line = std::iter::once(OCETOOL).chain(args.iter().copied()).collect::<Vec<_>>().join(" ");
-    let mut child = std::process::Command::new("script")
-        .args(["-qec", &line, "/dev/null"])
-        .env_remove("OCETOOL_DEVICE")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("util-linux `script` runs a command on a pseudo-terminal");
+    let mut child = common::spawn_on_a_terminal(args);
     child.stdin.take().unwrap().write_all(answer.as_bytes()).unwrap();
     child.wait_with_output().unwrap().into()
 }

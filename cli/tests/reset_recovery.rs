@@ -5,14 +5,7 @@
 
 mod common;
 
-use common::{Run, emu_arg, ocetool};
-
-fn fresh() -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let dev = emu_arg(&dir.path().join("emu"));
-    assert_eq!(ocetool(&["--device", &dev, "emulator", "init"]).code, 0);
-    (dir, dev)
-}
+use common::{Run, fresh, ocetool};
 
 fn faults(dev: &str) -> Vec<String> {
     let r = ocetool(&["--device", dev, "emulator", "fault", "list", "--json"]);

@@ -10,20 +10,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{OCETOOL, Run, emu_arg, ocetool};
+use common::{Run, fresh, next_profile, ocetool};
 use oce_firmware::build::ImageBuilder;
-
-fn fresh() -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let dev = emu_arg(&dir.path().join("emu"));
-    assert_eq!(ocetool(&["--device", &dev, "emulator", "init"]).code, 0);
-    (dir, dev)
-}
-
-fn next_profile(dev: &str) -> String {
-    let q = ocetool(&["--device", dev, "query", "--json"]).json();
-    q["profile"]["next"]["name"].as_str().unwrap().to_owned()
-}
 
 /// Waits for `child` up to `limit` (a generous bound: the point is "it ends", not a timing);
 /// kills it and fails when it does not end.
@@ -42,17 +30,9 @@ fn wait_bounded(mut child: Child, limit: Duration, what: &str) -> Run {
 #[test]
 fn ctrl_c_at_the_set_profile_prompt_exits_130_and_changes_nothing() {
     let (_d, dev) = fresh();
-    let line = format!("{OCETOOL} --device {dev} set-profile roce");
-    // util-linux `script` runs ocetool on a pseudo-terminal: a real prompt, and a Ctrl-C typed at
-    // it becomes SIGINT from the terminal, as for a person.
-    let mut child = Command::new("script")
-        .args(["-qec", &line, "/dev/null"])
-        .env_remove("OCETOOL_DEVICE")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("util-linux `script`");
+    // On a pseudo-terminal: a real prompt, and a Ctrl-C typed at it becomes SIGINT from the
+    // terminal, as for a person.
+    let mut child = common::spawn_on_a_terminal(&["--device", &dev, "set-profile", "roce"]);
     let mut out = child.stdout.take().unwrap();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {

@@ -14,6 +14,9 @@ COMMON_ARGS = dict(
     unbind=dict(type="bool", default=False),
 )
 
+# `activate`: when a stored change runs (the profile and firmware modules).
+ACTIVATE_ARG = dict(type="str", choices=["next-boot", "reset"], default="next-boot")
+
 
 def run_ocetool(module, args, allow_codes=(0,)):
     """Runs `ocetool --json [--device D] [--unbind] --yes ARGS`.

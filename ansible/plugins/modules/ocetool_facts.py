@@ -11,21 +11,12 @@ description:
     the fact C(ocetool).
 version_added: "0.1.0"
 options:
-  device:
-    description: The adapter to query (C(0000:03:00.0), or C(emu:DIR) for an emulated one).
-    type: str
-  binary:
-    description: The ocetool binary.
-    type: path
-    default: ocetool
-  unbind:
-    description: Let ocetool hand the function from its driver (be2net) to vfio-pci for the query.
-    type: bool
-    default: false
   list:
     description: Also list every OneConnect function in sysfs (C(ocetool list)).
     type: bool
     default: true
+extends_documentation_fragment:
+  - ocetool.oneconnect.ocetool
 author: ocetool developers
 """
 

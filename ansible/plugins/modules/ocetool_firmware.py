@@ -15,9 +15,6 @@ description:
   - Fails with ocetool's own error message (e.g. an image that is not flashable).
 version_added: "0.1.0"
 options:
-  device:
-    description: The adapter (C(0000:03:00.0), or C(emu:DIR) for an emulated one).
-    type: str
   image:
     description: The C(.ufi) image on the managed host.
     type: path
@@ -31,14 +28,8 @@ options:
     type: str
     choices: [next-boot, reset]
     default: next-boot
-  binary:
-    description: The ocetool binary.
-    type: path
-    default: ocetool
-  unbind:
-    description: Let ocetool hand the function from its driver (be2net) to vfio-pci for the work.
-    type: bool
-    default: false
+extends_documentation_fragment:
+  - ocetool.oneconnect.ocetool
 author: ocetool developers
 """
 
@@ -67,7 +58,7 @@ reset_required:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ocetool.oneconnect.plugins.module_utils.ocetool import COMMON_ARGS, run_ocetool
+from ansible_collections.ocetool.oneconnect.plugins.module_utils.ocetool import ACTIVATE_ARG, COMMON_ARGS, run_ocetool
 
 
 def main():
@@ -75,7 +66,7 @@ def main():
         COMMON_ARGS,
         image=dict(type="path", required=True),
         allow_downgrade=dict(type="bool", default=False),
-        activate=dict(type="str", choices=["next-boot", "reset"], default="next-boot"),
+        activate=ACTIVATE_ARG,
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     args = ["fw", "update", module.params["image"]]

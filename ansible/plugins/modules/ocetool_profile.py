@@ -13,9 +13,6 @@ description:
   - Fails with ocetool's own error message.
 version_added: "0.1.0"
 options:
-  device:
-    description: The adapter (C(0000:03:00.0), or C(emu:DIR) for an emulated one).
-    type: str
   state:
     description: C(nic), C(roce), or a profile ID from C(ocetool profiles).
     type: str
@@ -25,14 +22,8 @@ options:
     type: str
     choices: [next-boot, reset]
     default: next-boot
-  binary:
-    description: The ocetool binary.
-    type: path
-    default: ocetool
-  unbind:
-    description: Let ocetool hand the function from its driver (be2net) to vfio-pci for the work.
-    type: bool
-    default: false
+extends_documentation_fragment:
+  - ocetool.oneconnect.ocetool
 author: ocetool developers
 """
 
@@ -61,14 +52,14 @@ reset_required:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ocetool.oneconnect.plugins.module_utils.ocetool import COMMON_ARGS, run_ocetool
+from ansible_collections.ocetool.oneconnect.plugins.module_utils.ocetool import ACTIVATE_ARG, COMMON_ARGS, run_ocetool
 
 
 def main():
     argument_spec = dict(
         COMMON_ARGS,
         state=dict(type="str", required=True),
-        activate=dict(type="str", choices=["next-boot", "reset"], default="next-boot"),
+        activate=ACTIVATE_ARG,
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     dry = ["--dry-run"] if module.check_mode else []

@@ -107,6 +107,36 @@ pub fn with_fake_sysfs(root: &Path) -> Command {
     cmd
 }
 
+/// A factory-fresh emulated adapter in a temporary directory: the directory (kept alive by the
+/// caller) and the `emu:DIR` device for it.
+pub fn fresh() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = emu_arg(&dir.path().join("emu"));
+    assert_eq!(ocetool(&["--device", &dev, "emulator", "init"]).code, 0);
+    (dir, dev)
+}
+
+/// The name of the adapter's next-boot profile.
+pub fn next_profile(dev: &str) -> String {
+    let q = ocetool(&["--device", dev, "query", "--json"]);
+    assert_eq!(q.code, 0, "{}", q.stderr);
+    q.json()["profile"]["next"]["name"].as_str().unwrap().to_owned()
+}
+
+/// Starts `ocetool ARGS` on a pseudo-terminal (util-linux `script`), with stdin, stdout and
+/// stderr piped: what is written to stdin is typed at the terminal.
+pub fn spawn_on_a_terminal(args: &[&str]) -> std::process::Child {
+    let line = std::iter::once(OCETOOL).chain(args.iter().copied()).collect::<Vec<_>>().join(" ");
+    Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env_remove("OCETOOL_DEVICE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("util-linux `script` runs a command on a pseudo-terminal")
+}
+
 /// `emu:DIR` for a path.
 pub fn emu_arg(dir: &Path) -> String {
     format!("emu:{}", dir.display())

@@ -34,9 +34,9 @@ pub struct Config {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
-    /// Which adapters the rule is for.
+    /// Which adapters the rule is for (`match = { ... }`).
     #[serde(rename = "match")]
-    pub matches: Match,
+    pub selector: Selector,
     /// The wanted profile: `nic`, `roce` or an ID.
     pub profile: Option<Profile>,
     /// A `.ufi` image whose firmware the adapter should hold.
@@ -52,10 +52,10 @@ pub struct Rule {
     pub unbind: bool,
 }
 
-/// `match = { ... }`: exactly one of the keys.
-#[derive(Debug, Clone, Deserialize)]
+/// `match = { ... }` as written: exactly one of the keys, checked into a [`Selector`].
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Match {
+struct Match {
     /// `all = true`: every adapter.
     all: Option<bool>,
     /// The adapter with this serial number.
@@ -64,8 +64,9 @@ pub struct Match {
     address: Option<String>,
 }
 
-/// What a [`Match`] names.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Which adapters a rule is for.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "Match")]
 pub enum Selector {
     /// Every adapter.
     All,
@@ -107,14 +108,15 @@ pub enum Activate {
     NextBoot,
 }
 
-impl Match {
-    /// The one selector the table names.
-    pub fn selector(&self) -> Result<Selector, String> {
-        match (self.all, &self.serial, &self.address) {
-            (Some(true), None, None) => Ok(Selector::All),
+impl TryFrom<Match> for Selector {
+    type Error = String;
+
+    fn try_from(m: Match) -> Result<Self, String> {
+        match (m.all, m.serial, m.address) {
+            (Some(true), None, None) => Ok(Self::All),
             (Some(false), None, None) => Err("`all = false` matches nothing; remove the rule instead".into()),
-            (None, Some(serial), None) => Ok(Selector::Serial(serial.clone())),
-            (None, None, Some(address)) => parse_slot(address),
+            (None, Some(serial), None) => Ok(Self::Serial(serial)),
+            (None, None, Some(address)) => parse_slot(&address),
             _ => Err("give exactly one of `all = true`, `serial = \"...\"` or `address = \"...\"`".into()),
         }
     }
@@ -176,12 +178,6 @@ pub fn parse(path: &Path, text: &str) -> CliResult<Config> {
             },
         )
     })?;
-    for (index, rule) in config.adapter.iter().enumerate() {
-        rule.matches.selector().map_err(|reason| {
-            let line = nth_table_line(text, index);
-            CliError::new(ErrorKind::Usage, format!("{}:{line}: key `match`: {reason}", path.display()))
-        })?;
-    }
     Ok(config)
 }
 
@@ -208,15 +204,6 @@ fn locate(text: &str, span: std::ops::Range<usize>) -> (usize, Option<String>) {
     (line, key.filter(|k| is_key(k)))
 }
 
-/// The line of the `index`-th `[[adapter]]` header.
-fn nth_table_line(text: &str, index: usize) -> usize {
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| l.trim_start().starts_with("[[adapter]]"))
-        .nth(index)
-        .map_or(1, |(n, _)| n + 1)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,7 +224,7 @@ mod tests {
         .unwrap();
         assert_eq!(c.adapter.len(), 2);
         let r = &c.adapter[0];
-        assert_eq!(r.matches.selector().unwrap(), Selector::Slot { domain: 0, bus: 3, device: 0 });
+        assert_eq!(r.selector, Selector::Slot { domain: 0, bus: 3, device: 0 });
         assert_eq!(r.profile, Some(Profile(ProfileTarget::Roce)));
         assert_eq!((r.activate, r.unbind, r.allow_downgrade), (Activate::Reset, true, true));
         assert_eq!(c.adapter[1].profile, Some(Profile(ProfileTarget::Id(3))));
@@ -254,7 +241,7 @@ mod tests {
         let m = parse_err("[[adapter]]\nmatch = { all = true }\nunbind = \"yes\"\n");
         assert!(m.starts_with("/etc/ocetool/ocetool.toml:3: key `unbind`:"), "{m}");
         let m = parse_err("[[adapter]]\nmatch = { all = true, serial = \"x\" }\n");
-        assert!(m.starts_with("/etc/ocetool/ocetool.toml:1: key `match`: give exactly one"), "{m}");
+        assert!(m.starts_with("/etc/ocetool/ocetool.toml:2: key `match`: give exactly one"), "{m}");
         let m = parse_err("[[adapter]]\nmatch = { seria = \"x\" }\n");
         assert!(m.contains(":2: key `seria`"), "{m}");
         let m = parse_err("[[adapter]]\nmatch = { address = \"eth0\" }\n");

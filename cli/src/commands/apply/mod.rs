@@ -10,18 +10,18 @@ pub mod config;
 use std::path::{Path, PathBuf};
 
 use oce_firmware::flash::Policy;
-use oce_mailbox::adapter::{ProfileTarget, read_info};
-use oce_pci::discover::{Scope, discover};
+use oce_mailbox::adapter::read_info;
+use oce_pci::discover::{self, Scope, discover};
 use oce_pci::{PciAddress, PciFunction, Roots, sysfs};
 use serde::Serialize;
 
-use self::config::{Activate, Rule};
+use self::config::{Activate, Rule, Selector};
 use super::fw::update::FwUpdate;
 use super::reset::Reset;
 use super::set_profile::SetProfile;
 use crate::args::GlobalArgs;
 use crate::device::{DeviceSpec, find_adapters, select_device};
-use crate::error::{CliResult, mailbox_error, pci_error};
+use crate::error::{CliError, CliResult, mailbox_error, pci_error};
 use crate::output::{Report, printable};
 use crate::report::{FirmwareJson, ProfilePair};
 use crate::session::{Job, Session, Unbind, run_job_on};
@@ -96,11 +96,11 @@ fn slot_of(roots: &Roots, spec: &DeviceSpec) -> CliResult<Option<PciAddress>> {
 
 /// Functions of the card other than `spec` that a kernel driver other than vfio-pci holds: a chip
 /// reset would pull the rug from under them, so `activate = "reset"` waits for a reboot instead.
-fn drivers_on_the_card(roots: &Roots, spec: &DeviceSpec, slot: Option<PciAddress>) -> CliResult<Vec<String>> {
-    let (DeviceSpec::Pci(addr), Some(slot)) = (spec, slot) else { return Ok(Vec::new()) };
+fn drivers_on_the_card(roots: &Roots, spec: &DeviceSpec) -> CliResult<Vec<String>> {
+    let DeviceSpec::Pci(addr) = spec else { return Ok(Vec::new()) };
+    let card = discover::adapter_slot(roots, *addr).map_err(|e| pci_error(&format!("cannot read {addr}"), &e))?;
     let inventory =
         discover(roots, Scope::OneConnect).map_err(|e| pci_error("cannot read the PCI devices from sysfs", &e))?;
-    let card = format!("{:04x}:{:02x}:{:02x}", slot.domain, slot.bus, slot.device);
     Ok(inventory
         .adapters
         .iter()
@@ -111,31 +111,39 @@ fn drivers_on_the_card(roots: &Roots, spec: &DeviceSpec, slot: Option<PciAddress
         .collect())
 }
 
+const NO_RULE: &str = "no rule matches this adapter: left as it is";
+
+impl AdapterJson {
+    /// An adapter nothing was done to (yet): no rule, or an error before the work.
+    fn untouched(device: String, action: Option<&str>, error: Option<CliError>) -> Self {
+        Self {
+            device,
+            serial: None,
+            rule: None,
+            actions: action.map(str::to_owned).into_iter().collect(),
+            changed: false,
+            reset_required: false,
+            roce_enabled: None,
+            profile: None,
+            firmware: None,
+            error: error.map(|e| AdapterError {
+                kind: e.kind.name(),
+                message: e.message,
+                exit_code: e.kind.exit_code(),
+            }),
+        }
+    }
+}
+
 fn apply_one(global: &GlobalArgs, roots: &Roots, rules: &[Rule], spec: &DeviceSpec, dry_run: bool) -> AdapterJson {
-    let mut report = AdapterJson {
-        device: spec.describe(),
-        serial: None,
-        rule: None,
-        actions: Vec::new(),
-        changed: false,
-        reset_required: false,
-        roce_enabled: None,
-        profile: None,
-        firmware: None,
-        error: None,
-    };
-    let work = (|| {
+    let work = || -> CliResult<Option<AdapterJson>> {
         let slot = slot_of(roots, spec)?;
-        // The rules that may match before the serial is known (a slot rule for another card
-        // cannot).
+        // The rules that may match before the serial is known: a slot rule for another card
+        // cannot.
         let candidates: Vec<(usize, Rule)> = rules
             .iter()
             .enumerate()
-            .filter(|(_, r)| match r.matches.selector() {
-                Ok(config::Selector::Slot { .. }) => r.matches.selector().is_ok_and(|s| s.matches(slot, "")),
-                Ok(_) => true,
-                Err(_) => false,
-            })
+            .filter(|(_, r)| !matches!(r.selector, Selector::Slot { .. }) || r.selector.matches(slot, ""))
             .map(|(i, r)| (i, r.clone()))
             .collect();
         if candidates.is_empty() {
@@ -149,17 +157,14 @@ fn apply_one(global: &GlobalArgs, roots: &Roots, rules: &[Rule], spec: &DeviceSp
         } else {
             Unbind::No
         };
-        let busy = drivers_on_the_card(roots, spec, slot)?;
+        let busy = drivers_on_the_card(roots, spec)?;
         run_job_on(global, spec, unbind, ApplyAdapter { candidates, slot, busy, dry_run }).map(Some)
-    })();
-    match work {
-        Ok(Some(done)) => done.fill(&mut report),
-        Ok(None) => report.actions.push("no rule matches this adapter: left as it is".into()),
-        Err(e) => {
-            report.error = Some(AdapterError { kind: e.kind.name(), message: e.message, exit_code: e.kind.exit_code() })
-        }
+    };
+    match work() {
+        Ok(Some(done)) => done,
+        Ok(None) => AdapterJson::untouched(spec.describe(), Some(NO_RULE), None),
+        Err(e) => AdapterJson::untouched(spec.describe(), None, Some(e)),
     }
-    report
 }
 
 /// The work on one open adapter.
@@ -171,123 +176,99 @@ struct ApplyAdapter {
     dry_run: bool,
 }
 
-/// What [`ApplyAdapter`] found and did.
-#[derive(Debug)]
-struct Applied {
-    serial: String,
-    rule: Option<usize>,
-    actions: Vec<String>,
-    changed: bool,
-    reset_required: bool,
-    roce_enabled: bool,
-    profile: Option<ProfilePair>,
-    firmware: FirmwareJson,
-}
-
-impl Applied {
-    fn fill(self, r: &mut AdapterJson) {
-        r.serial = Some(self.serial);
-        r.rule = self.rule;
-        r.actions = self.actions;
-        r.changed = self.changed;
-        r.reset_required = self.reset_required;
-        r.roce_enabled = Some(self.roce_enabled);
-        r.profile = self.profile;
-        r.firmware = Some(self.firmware);
-    }
-}
-
 impl Job for ApplyAdapter {
-    type Output = Applied;
+    type Output = AdapterJson;
 
-    fn run<F: PciFunction>(self, session: &mut Session<F>) -> CliResult<Applied> {
+    fn run<F: PciFunction>(self, session: &mut Session<F>) -> CliResult<AdapterJson> {
         let dry = self.dry_run;
         let info = read_info(&mut session.mbox).map_err(|e| mailbox_error("cannot query the adapter", &e))?;
         let serial = info.identity.serial.clone();
-        let found =
-            self.candidates.iter().find(|(_, r)| r.matches.selector().is_ok_and(|s| s.matches(self.slot, &serial)));
+        let found = self.candidates.iter().find(|(_, r)| r.selector.matches(self.slot, &serial));
         let mut actions = Vec::new();
         let mut changed = false;
-        // Would-be state for a dry run: what a real run would leave pending.
+        // For a dry run: what a real run would leave pending.
         let mut pending = info.reset_required();
-        if let Some((_, rule)) = found {
-            if let Some(file) = &rule.firmware {
-                let policy = Policy { allow_downgrade: rule.allow_downgrade, force: false };
-                let update = FwUpdate::new(file, policy, dry, true, true)?;
-                update.refuse_unparsable_early()?;
-                let version = update.image_version().unwrap_or_default();
-                if version == info.firmware.stored {
-                    actions.push(format!("firmware {version} is already stored"));
-                } else {
-                    let out = update.run(session)?;
-                    changed |= out.changed;
-                    pending |= out.changed;
-                    actions.push(match (out.changed, dry) {
-                        (true, true) => format!("would flash firmware {version} (stored: {})", info.firmware.stored),
-                        (true, false) => format!("flashed firmware {version} (was {})", info.firmware.stored),
-                        (false, _) => format!("the flash already holds every section of {version}"),
-                    });
-                }
-            }
-            if let Some(profile) = rule.profile {
-                let out = SetProfile { target: profile.0, dry_run: dry, yes: true }.run(session)?;
-                changed |= out.changed;
-                pending |= out.changed && out.target.id != out.profile.active.id;
-                let name = out.target.label();
-                actions.push(match (out.changed, dry) {
-                    (true, true) => format!("would make {name} the next-boot profile"),
-                    (true, false) => format!("made {name} the next-boot profile"),
-                    (false, _) if out.profile.active.id == out.target.id => format!("profile {name} already runs"),
-                    (false, _) => format!("profile {name} is already the next-boot profile"),
-                });
-                if profile.0 == ProfileTarget::Roce && out.target.roce != Some(true) {
-                    actions.push(format!("note: {name} is not a RoCE profile"));
-                }
-            }
-            if rule.activate == Activate::Reset && pending {
-                if !self.busy.is_empty() {
-                    actions.push(format!(
-                        "reset postponed: {} still bound; the stored state runs after a reboot",
-                        self.busy.join(", ")
-                    ));
-                } else {
-                    let out = Reset { dry_run: dry, yes: true }.run(session)?;
-                    changed |= out.changed;
-                    // After the reset only what it could not activate is pending.
-                    pending = if dry { false } else { out.reset_required };
-                    actions.push(if dry {
-                        "would reset the chip so that the stored state runs".to_owned()
+        match found {
+            None => actions.push(NO_RULE.to_owned()),
+            Some((_, rule)) => {
+                if let Some(file) = &rule.firmware {
+                    let policy = Policy { allow_downgrade: rule.allow_downgrade, force: false };
+                    let update = FwUpdate::new(file, policy, dry, true, true)?;
+                    update.refuse_unparsable_early()?;
+                    let version = update.image_version().unwrap_or_default();
+                    if version == info.firmware.stored {
+                        actions.push(format!("firmware {version} is already stored"));
                     } else {
-                        format!(
-                            "reset the chip: {} and firmware {} now run",
-                            out.profile.active.label(),
-                            out.firmware.running
-                        )
+                        let out = update.run(session)?;
+                        changed |= out.changed;
+                        pending |= out.changed;
+                        actions.push(match (out.changed, dry) {
+                            (true, true) => {
+                                format!("would flash firmware {version} (stored: {})", info.firmware.stored)
+                            }
+                            (true, false) => format!("flashed firmware {version} (was {})", info.firmware.stored),
+                            (false, _) => format!("the flash already holds every section of {version}"),
+                        });
+                    }
+                }
+                if let Some(profile) = rule.profile {
+                    let out = SetProfile { target: profile.0, dry_run: dry, yes: true }.run(session)?;
+                    changed |= out.changed;
+                    pending |= out.changed && out.target.id != out.profile.active.id;
+                    let name = out.target.label();
+                    actions.push(match (out.changed, dry) {
+                        (true, true) => format!("would make {name} the next-boot profile"),
+                        (true, false) => format!("made {name} the next-boot profile"),
+                        (false, _) if out.profile.active.id == out.target.id => format!("profile {name} already runs"),
+                        (false, _) => format!("profile {name} is already the next-boot profile"),
                     });
                 }
-            } else if pending {
-                actions.push("the stored state runs after the next reset or reboot (activate = \"next-boot\")".into());
+                if rule.activate == Activate::Reset && pending {
+                    if !self.busy.is_empty() {
+                        actions.push(format!(
+                            "reset postponed: {} still bound; the stored state runs after a reboot",
+                            self.busy.join(", ")
+                        ));
+                    } else {
+                        let out = Reset { dry_run: dry, yes: true }.run(session)?;
+                        changed |= out.changed;
+                        // After the reset only what it could not activate is pending.
+                        pending = if dry { false } else { out.reset_required };
+                        actions.push(if dry {
+                            "would reset the chip so that the stored state runs".to_owned()
+                        } else {
+                            format!(
+                                "reset the chip: {} and firmware {} now run",
+                                out.profile.active.label(),
+                                out.firmware.running
+                            )
+                        });
+                    }
+                } else if pending {
+                    actions
+                        .push("the stored state runs after the next reset or reboot (activate = \"next-boot\")".into());
+                }
+                if actions.is_empty() {
+                    actions.push("the rule asks for nothing".into());
+                }
             }
-            if actions.is_empty() {
-                actions.push("the rule asks for nothing".into());
-            }
-        } else {
-            actions.push("no rule matches this adapter: left as it is".into());
         }
         let after = if dry {
             info
         } else {
             read_info(&mut session.mbox).map_err(|e| mailbox_error("cannot query the adapter", &e))?
         };
-        Ok(Applied {
-            serial,
+        Ok(AdapterJson {
+            device: session.device.describe(),
+            serial: Some(serial),
             rule: found.map(|(i, _)| *i),
             actions,
             changed,
             reset_required: if dry { pending } else { after.reset_required() },
-            roce_enabled: after.roce_enabled(),
+            roce_enabled: Some(after.roce_enabled()),
             profile: after.profiles.as_ref().map(ProfilePair::of),
-            firmware: FirmwareJson::of(&after),
+            firmware: Some(FirmwareJson::of(&after)),
+            error: None,
         })
     }
 }

@@ -1,5 +1,5 @@
 //! `ocetool set-profile <nic|roce|ID>`: choose the next-boot profile, verified by reading it
-//! back; idempotent (design.md §7, issue 3).
+//! back; idempotent (design.md §7).
 //!
 //! The change is one SET_ACTIVE_PROFILE command: the adapter stores the next-boot profile in its
 //! NVRAM as a unit, so a process killed at any point leaves either the old or the new next-boot

@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::args::GlobalArgs;
 use crate::device::{DeviceSpec, select_device};
 use crate::error::{CliResult, mailbox_error};
-use crate::output::Report;
+use crate::output::{Report, printable};
 use crate::session::{Job, Session, run_job};
 
 /// The `doctor` report.
@@ -90,7 +90,7 @@ impl Report for DoctorReport {
                 Status::Fail => "FAIL",
                 Status::Skip => "skip",
             };
-            out.push_str(&format!("{status:<5} {:<12} {}\n", c.id, c.detail));
+            out.push_str(&format!("{status:<5} {:<12} {}\n", c.id, printable(&c.detail)));
             if let Some(hint) = &c.hint {
                 out.push_str(&format!("{:<18} -> {hint}\n", ""));
             }

@@ -7,7 +7,7 @@ use oce_pci::PciFunction;
 use serde::Serialize;
 
 use crate::error::{CliResult, mailbox_error};
-use crate::output::Report;
+use crate::output::{Report, printable};
 use crate::session::{Job, Session, stop_point};
 
 /// The `port` job.
@@ -141,8 +141,17 @@ impl Report for PortJson {
         }
         match &self.module {
             Readable::Value(Some(m)) => {
-                line("Module", format!("{} {} {} rev {}", m.identifier, m.vendor, m.part_number, m.revision));
-                line("Module serial", m.serial_number.clone());
+                line(
+                    "Module",
+                    format!(
+                        "{} {} {} rev {}",
+                        m.identifier,
+                        printable(&m.vendor),
+                        printable(&m.part_number),
+                        printable(&m.revision)
+                    ),
+                );
+                line("Module serial", printable(&m.serial_number).into_owned());
             }
             Readable::Value(None) => line("Module", "none (empty cage)".into()),
             Readable::Unreadable { error } => line("Module", format!("unreadable: {error}")),

@@ -18,6 +18,20 @@ fn completions_for_each_shell_the_package_ships() {
 }
 
 #[test]
+fn a_closed_stdout_is_no_panic() {
+    let mut child = common::command()
+        .args(["completions", "bash"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader goes away, as `| head -1` does
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
 fn manpage_writes_section_8_pages_for_the_tool_and_every_subcommand() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("man");

@@ -119,8 +119,7 @@ fn confirm_unbind(global: &GlobalArgs, roots: &Roots, addr: PciAddress) -> CliRe
         sysfs::bound_driver(roots, addr).map_err(|e| pci_error(&format!("cannot read {addr}'s driver"), &e))?;
     let Some(driver) = driver.filter(|d| d != sysfs::VFIO_PCI) else { return Ok(()) };
     let deps = sysfs::dependents(roots, addr).map_err(|e| pci_error(&format!("cannot read {addr}'s devices"), &e))?;
-    let mut going = deps.netdevs.iter().map(|(n, state)| format!("{n} ({state})")).collect::<Vec<_>>();
-    going.extend(deps.rdma.iter().cloned());
+    let going = deps.describe();
     let impact =
         if going.is_empty() { String::new() } else { format!("; going down until it is back: {}", going.join(", ")) };
     confirm(global.yes, &format!("unbind {driver} from {addr} for the length of this command{impact}"))

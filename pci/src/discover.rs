@@ -6,6 +6,7 @@ use std::fmt;
 
 use serde::{Serialize, Serializer};
 
+use crate::backend::{self, Backend, Request, SysfsBlocker};
 use crate::ids::{Chip, FunctionKind, identify};
 use crate::sysfs::{self, Lockdown, Roots, VFIO_PCI};
 use crate::{PciAddress, PciError};
@@ -70,6 +71,11 @@ pub struct FunctionInfo {
     pub driver: Option<String>,
     /// The IOMMU group, if the IOMMU is on.
     pub iommu_group: Option<u32>,
+    /// The backend ocetool would use for it (`vfio` with an IOMMU group, `sysfs` without);
+    /// `None` for a function ocetool does not drive at all.
+    pub backend: Option<Backend>,
+    /// Why that backend.
+    pub backend_reason: Option<String>,
     /// True when `ocetool --device <address>` can drive the function as things stand.
     pub usable: bool,
     /// Why it cannot: every blocker's message, joined with "; ".
@@ -115,11 +121,20 @@ pub enum Blocker {
     Fcoe,
     /// An iSCSI function.
     Iscsi,
-    /// No IOMMU group: the IOMMU is off.
-    NoIommuGroup,
+    /// The function has no IOMMU group, and the host does not let the sysfs backend run.
+    SysfsBackend(SysfsBlocker),
     /// The vfio-pci driver is not loaded.
     VfioPciNotLoaded,
-    /// Another member of the IOMMU group is held by a host driver.
+    /// Another function of the same adapter shares the IOMMU group and a host driver holds it;
+    /// `--unbind` hands it over too.
+    AdapterFunctionBound {
+        /// The other function.
+        member: PciAddress,
+        /// Its driver.
+        driver: String,
+    },
+    /// A member of the IOMMU group that is not a function of this adapter is held by a host
+    /// driver.
     GroupShared {
         /// The group.
         group: u32,
@@ -144,10 +159,11 @@ impl fmt::Display for Blocker {
             Self::VirtualFunction => f.write_str("VF: profile and firmware operations need the PF"),
             Self::Fcoe => f.write_str("FCoE function: ocetool drives the NIC physical function"),
             Self::Iscsi => f.write_str("iSCSI function: ocetool drives the NIC physical function"),
-            Self::NoIommuGroup => {
-                f.write_str("no IOMMU group: enable intel_iommu=on or amd_iommu=on on the kernel command line")
-            }
+            Self::SysfsBackend(blocker) => write!(f, "no IOMMU group, and {blocker}"),
             Self::VfioPciNotLoaded => f.write_str("vfio-pci not loaded: run modprobe vfio-pci"),
+            Self::AdapterFunctionBound { member, driver } => {
+                write!(f, "{member} of the same adapter and IOMMU group is bound to {driver}: pass --unbind")
+            }
             Self::GroupShared { group, member, driver } => {
                 write!(f, "IOMMU group {group} shared with {member} (bound to {driver})")
             }
@@ -171,25 +187,33 @@ fn inherent_blocker(chip: Chip, kind: FunctionKind, virtual_function: bool) -> O
     }
 }
 
-/// The blockers that come from the system: IOMMU, vfio-pci, the group, the bound driver.
+/// The blockers that come from the system, for the backend `backend`: for VFIO the IOMMU group,
+/// vfio-pci and the bound driver; for sysfs the host's prerequisites and the bound driver.
 fn system_blockers(
     roots: &Roots,
     address: PciAddress,
+    backend: Backend,
     group: Option<u32>,
     driver: Option<&str>,
-    vfio_loaded: bool,
 ) -> Result<Vec<Blocker>, PciError> {
     let mut blockers = Vec::new();
-    match group {
-        None => blockers.push(Blocker::NoIommuGroup),
-        Some(group) => {
+    match (backend, group) {
+        (Backend::Vfio, Some(group)) => {
+            let adapter = sysfs::adapter_of(roots, address)?;
             for b in sysfs::group_blockers(roots, group, address)? {
-                blockers.push(Blocker::GroupShared { group, member: b.member, driver: b.driver });
+                match b.member.parse::<PciAddress>() {
+                    Ok(member) if sysfs::adapter_of(roots, member)? == adapter => {
+                        blockers.push(Blocker::AdapterFunctionBound { member, driver: b.driver });
+                    }
+                    _ => blockers.push(Blocker::GroupShared { group, member: b.member, driver: b.driver }),
+                }
+            }
+            if !sysfs::vfio_pci_loaded(roots) {
+                blockers.push(Blocker::VfioPciNotLoaded);
             }
         }
-    }
-    if !vfio_loaded {
-        blockers.push(Blocker::VfioPciNotLoaded);
+        (Backend::Vfio, None) => {}
+        (Backend::Sysfs, _) => blockers.extend(backend::sysfs_blockers(roots).into_iter().map(Blocker::SysfsBackend)),
     }
     if let Some(driver) = driver.filter(|d| *d != VFIO_PCI) {
         blockers.push(Blocker::BoundTo { driver: driver.to_owned() });
@@ -237,9 +261,12 @@ pub fn describe(roots: &Roots, address: PciAddress) -> Result<Option<FunctionInf
     let kind = if virtual_function && known.kind == FunctionKind::NicPf { FunctionKind::NicVf } else { known.kind };
     let driver = sysfs::bound_driver(roots, address)?;
     let iommu_group = sysfs::iommu_group(roots, address)?;
-    let blockers = match inherent_blocker(known.chip, kind, virtual_function) {
-        Some(b) => vec![b],
-        None => system_blockers(roots, address, iommu_group, driver.as_deref(), sysfs::vfio_pci_loaded(roots))?,
+    let (blockers, choice) = match inherent_blocker(known.chip, kind, virtual_function) {
+        Some(b) => (vec![b], None),
+        None => {
+            let choice = backend::choose(roots, address, Request::Auto)?;
+            (system_blockers(roots, address, choice.backend, iommu_group, driver.as_deref())?, Some(choice))
+        }
     };
     let reason =
         (!blockers.is_empty()).then(|| blockers.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "));
@@ -253,6 +280,8 @@ pub fn describe(roots: &Roots, address: PciAddress) -> Result<Option<FunctionInf
         physical_function,
         driver,
         iommu_group,
+        backend: choice.as_ref().map(|c| c.backend),
+        backend_reason: choice.map(|c| c.reason),
         usable: blockers.is_empty(),
         reason,
         blockers,

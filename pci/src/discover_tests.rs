@@ -1,6 +1,7 @@
 //! Tests of discovery against fake sysfs trees.
 
 use super::*;
+use crate::backend::SysfsBlocker;
 use crate::fake_sysfs::FakeTree;
 
 fn addr(s: &str) -> PciAddress {
@@ -14,20 +15,48 @@ fn only_function(inv: &Inventory) -> &FunctionInfo {
 }
 
 #[test]
-fn no_iommu_group() {
+fn without_an_iommu_group_the_sysfs_backend_and_its_prerequisites() {
     let tree = FakeTree::new();
     tree.device(addr("0000:03:00.0"), 0x10df, 0x0720).driver("be2net");
+    tree.as_user();
+    tree.huge_pages(0, 0);
     let inv = discover(tree.roots(), Scope::OneConnect).unwrap();
     let f = only_function(&inv);
     assert_eq!(f.iommu_group, None);
+    assert_eq!(f.backend, Some(Backend::Sysfs));
+    assert!(f.backend_reason.as_deref().unwrap().starts_with("no IOMMU group (the IOMMU is off)"));
     assert!(!f.usable);
     assert_eq!(
-        f.reason.as_deref(),
-        Some(
-            "no IOMMU group: enable intel_iommu=on or amd_iommu=on on the kernel command line; bound to be2net: pass --unbind"
-        )
+        f.blockers,
+        vec![
+            Blocker::SysfsBackend(SysfsBlocker::NotRoot),
+            Blocker::SysfsBackend(SysfsBlocker::NoFreeHugePage { size: 2 << 20, total: 0 }),
+            Blocker::BoundTo { driver: "be2net".into() }
+        ]
     );
-    assert_eq!(f.blockers, vec![Blocker::NoIommuGroup, Blocker::BoundTo { driver: "be2net".into() }]);
+    assert!(f.reason.as_deref().unwrap().starts_with("no IOMMU group, and the sysfs backend needs root"));
+
+    // As root with a huge page to spare, only the driver is in the way.
+    tree.as_root();
+    tree.huge_pages(1, 1);
+    let inv = discover(tree.roots(), Scope::OneConnect).unwrap();
+    let f = only_function(&inv);
+    assert_eq!(f.reason.as_deref(), Some("bound to be2net: pass --unbind"));
+    assert_eq!(serde_json::to_value(f).unwrap()["backend"], "sysfs");
+}
+
+#[test]
+fn the_other_port_in_the_group_is_named_as_the_adapters_own() {
+    let tree = FakeTree::new();
+    tree.device(addr("0000:03:00.0"), 0x10df, 0x0720).group(7);
+    tree.device(addr("0000:03:00.1"), 0x10df, 0x0720).group(7).driver("be2net");
+    let inv = discover(tree.roots(), Scope::OneConnect).unwrap();
+    let f = &inv.adapters[0].functions[0];
+    assert_eq!(f.backend, Some(Backend::Vfio));
+    assert_eq!(
+        f.reason.as_deref(),
+        Some("0000:03:00.1 of the same adapter and IOMMU group is bound to be2net: pass --unbind")
+    );
 }
 
 #[test]
@@ -170,6 +199,8 @@ fn json_uses_the_contract_field_names() {
     assert_eq!(f["iommu_group"], 12);
     assert_eq!(f["usable"], false);
     assert_eq!(f["reason"], "bound to be2net: pass --unbind");
+    assert_eq!(f["backend"], "vfio");
+    assert_eq!(f["backend_reason"], "IOMMU group 12: VFIO, the adapter's DMA confined to ocetool's buffers");
     assert_eq!(json["adapters"][0]["slot"], "0000:03:00");
     assert_eq!(json["lockdown"], "none");
     assert_eq!(json["vfio_pci_loaded"], true);

@@ -4,12 +4,15 @@
 //!
 //! The checks about reaching real hardware through VFIO (`iommu`, `vfio_pci`, `memlock`) fail
 //! only when a OneConnect adapter is in scope; with none (the emulator alone) a missing piece is a
-//! `warn`. The adapter half (`pending`, `roce`, `pfc`) lives in `oce_mailbox::doctor`, which also
+//! `warn`. A function without an IOMMU group is driven through the sysfs backend
+//! ([`crate::backend`]): `iommu` and `iommu_group` then warn (no IOMMU protection) when the host
+//! lets that backend run, and fail with what it lacks when it does not. The adapter half (`pending`, `roce`, `pfc`) lives in `oce_mailbox::doctor`, which also
 //! puts the report together in the order of [`ORDER`].
 
 use serde::Serialize;
 
 use crate::PciAddress;
+use crate::backend;
 use crate::discover::{Adapter, Scope, discover};
 use crate::host::{self, RdmaDevice};
 use crate::ids::{Chip, FunctionKind};
@@ -133,12 +136,16 @@ pub fn host_checks(roots: &Roots, target: Target, memlock_needed: u64) -> HostRe
     };
     let strict = !adapters.is_empty() || matches!(target, Target::Function(_));
     let functions = nic_pfs(&adapters);
+    // VFIO is needed when a function has an IOMMU group (or none is known, e.g. the target is
+    // missing); functions without one use the sysfs backend.
+    let vfio_needed = strict && (functions.is_empty() || functions.iter().any(|&f| has_group(roots, f)));
+    let sysfs_needed = functions.iter().any(|&f| !has_group(roots, f));
     let rdma = host::rdma_devices(roots)
         .map(|all| all.into_iter().filter(|d| d.function.is_some_and(|f| functions.contains(&f))).collect())
         .map_err(|e| e.to_string());
     let checks = vec![
-        iommu(roots, strict),
-        vfio_pci(roots, strict),
+        iommu(roots, strict, sysfs_needed),
+        vfio_pci(roots, vfio_needed, strict),
         iommu_group(roots, &adapters, scope_error.as_deref()),
         lockdown(roots),
         memlock(roots, memlock_needed, strict),
@@ -148,8 +155,21 @@ pub fn host_checks(roots: &Roots, target: Target, memlock_needed: u64) -> HostRe
     HostReport { checks, adapters, rdma }
 }
 
-/// `iommu`: the kernel created IOMMU groups; what the command line asks for.
-fn iommu(roots: &Roots, strict: bool) -> Check {
+/// True when `f` has an IOMMU group (an unreadable link counts as none).
+fn has_group(roots: &Roots, f: PciAddress) -> bool {
+    sysfs::iommu_group(roots, f).ok().flatten().is_some()
+}
+
+/// The sysfs backend's blockers on this host, joined for a hint; `None` when it can run.
+fn sysfs_backend_gaps(roots: &Roots) -> Option<String> {
+    let blockers = backend::sysfs_blockers(roots);
+    (!blockers.is_empty()).then(|| blockers.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))
+}
+
+/// `iommu`: the kernel created IOMMU groups; what the command line asks for. Without groups,
+/// the adapter is driven through the sysfs backend when the host allows it: a warning (no IOMMU
+/// protection), not a failure.
+fn iommu(roots: &Roots, strict: bool, sysfs_needed: bool) -> Check {
     const ID: &str = "iommu";
     let cmdline = host::kernel_cmdline(roots).unwrap_or_default();
     let flags: Vec<&str> = cmdline
@@ -174,28 +194,56 @@ fn iommu(roots: &Roots, strict: bool) -> Check {
                     .to_owned()
             };
             let detail = format!("no IOMMU groups in /sys/kernel/iommu_groups; kernel command line: {asked}");
-            Check::fail_if(strict, ID, detail, &hint)
+            if !(strict && sysfs_needed) {
+                return Check::fail_if(strict, ID, detail, &hint);
+            }
+            match sysfs_backend_gaps(roots) {
+                None => Check::warn(
+                    ID,
+                    format!(
+                        "{detail}; ocetool drives the adapter through its sysfs backend, without IOMMU protection \
+                         (the adapter can reach all memory)"
+                    ),
+                    format!("for VFIO, which confines the adapter's DMA: {hint}"),
+                ),
+                Some(gaps) => Check::fail(ID, detail, format!("{hint}; or, for the sysfs backend: {gaps}")),
+            }
         }
         Err(e) => Check::warn(ID, format!("cannot read the IOMMU groups: {e}"), "check that sysfs is mounted"),
     }
 }
 
-/// `vfio_pci`: the driver ocetool hands functions to, and the VFIO container node.
-fn vfio_pci(roots: &Roots, strict: bool) -> Check {
+/// `vfio_pci`: the driver ocetool hands functions to, and the VFIO container node. Strict when a
+/// function in scope would use VFIO; with adapters that all use the sysfs backend, a gap only
+/// warns.
+fn vfio_pci(roots: &Roots, vfio_needed: bool, adapters: bool) -> Check {
     const ID: &str = "vfio_pci";
     let node = roots.dev.join("vfio/vfio");
+    let gap = |detail: String, hint: &str| match (vfio_needed, adapters) {
+        (false, true) => Check::warn(
+            ID,
+            format!("{detail} (needed only for the VFIO backend; the adapter's functions have no IOMMU group)"),
+            hint,
+        ),
+        _ => Check::fail_if(vfio_needed, ID, detail, hint),
+    };
     if !sysfs::vfio_pci_loaded(roots) {
-        let hint = "modprobe vfio-pci (list it in /etc/modules-load.d/ to load it at boot)";
-        return Check::fail_if(strict, ID, "vfio-pci is not loaded".to_owned(), hint);
+        return gap(
+            "vfio-pci is not loaded".to_owned(),
+            "modprobe vfio-pci (list it in /etc/modules-load.d/ to load it at boot)",
+        );
     }
     if !node.exists() {
         let detail = format!("vfio-pci is loaded but {} is missing", node.display());
-        return Check::fail_if(strict, ID, detail, "modprobe vfio, and check that devtmpfs is mounted on /dev");
+        return gap(detail, "modprobe vfio, and check that devtmpfs is mounted on /dev");
     }
     Check::pass(ID, format!("vfio-pci loaded, {} present", node.display()))
 }
 
-/// `iommu_group`: each NIC physical function's group, its members and their drivers.
+/// `iommu_group`: each NIC physical function's group, its members and their drivers, and the
+/// backend ocetool would use. Other functions of the same adapter in the group are fine (the
+/// hand-off moves them with `--unbind`); a member of another device held by a host driver fails.
+/// No group means the sysfs backend: a warning when the host allows it.
 fn iommu_group(roots: &Roots, adapters: &[Adapter], scope_error: Option<&str>) -> Check {
     const ID: &str = "iommu_group";
     if let Some(e) = scope_error {
@@ -210,17 +258,26 @@ fn iommu_group(roots: &Roots, adapters: &[Adapter], scope_error: Option<&str>) -
         match sysfs::iommu_group(roots, f) {
             Ok(None) => {
                 no_group = true;
-                lines.push(format!("{f}: no IOMMU group"));
+                lines.push(format!("{f}: no IOMMU group: sysfs backend"));
             }
             Ok(Some(group)) => {
                 // Members that are not PCI functions (rare) are left out of the listing only.
-                let mut members: Vec<PciAddress> = std::fs::read_dir(roots.group_devices_dir(group))
-                    .map(|d| d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect())
+                let mut members: Vec<PciAddress> = sysfs::group_members(roots, group)
+                    .map(|names| names.iter().filter_map(|n| n.parse().ok()).collect())
                     .unwrap_or_default();
                 members.sort();
                 let listed = host::describe_bindings(roots, &members).join(", ");
-                match sysfs::group_blockers(roots, group, f) {
-                    Ok(b) if b.is_empty() => lines.push(format!("{f}: group {group} viable ({listed})")),
+                let adapter = sysfs::adapter_of(roots, f).ok();
+                let foreign: Result<Vec<_>, _> = sysfs::group_blockers(roots, group, f).map(|b| {
+                    b.into_iter()
+                        .filter(|b| {
+                            b.member.parse().ok().and_then(|m| sysfs::adapter_of(roots, m).ok()) != adapter
+                                || adapter.is_none()
+                        })
+                        .collect()
+                });
+                match foreign {
+                    Ok(b) if b.is_empty() => lines.push(format!("{f}: group {group} viable ({listed}): vfio backend")),
                     Ok(b) => {
                         let held: Vec<String> = b.iter().map(|b| format!("{} by {}", b.member, b.driver)).collect();
                         lines.push(format!("{f}: group {group} not viable: {} held ({listed})", held.join(", ")));
@@ -233,16 +290,24 @@ fn iommu_group(roots: &Roots, adapters: &[Adapter], scope_error: Option<&str>) -
         }
     }
     let detail = lines.join("; ");
-    if no_group {
-        Check::fail(ID, detail, "enable the IOMMU (see the iommu check); every function needs a group for VFIO")
-    } else if let Some(b) = blocked.first() {
+    if let Some(b) = blocked.first() {
         let hint = format!(
-            "VFIO needs every other member of the group on vfio-pci or unbound: unbind {m} \
-             (echo {m} > /sys/bus/pci/drivers/{d}/unbind), or move the adapter to a slot with its own group",
+            "VFIO needs every other member of the group on vfio-pci or unbound, and {m} is not this adapter's: \
+             unbind it (echo {m} > /sys/bus/pci/drivers/{d}/unbind), or move the adapter to a slot with its own group",
             m = b.member,
             d = b.driver
         );
         Check::fail(ID, detail, hint)
+    } else if no_group {
+        match sysfs_backend_gaps(roots) {
+            None => Check::warn(
+                ID,
+                detail,
+                "without an IOMMU group the adapter's DMA is not confined: enable the IOMMU (see the iommu check) \
+                 for VFIO",
+            ),
+            Some(gaps) => Check::fail(ID, detail, format!("enable the IOMMU (see the iommu check), or: {gaps}")),
+        }
     } else {
         Check::pass(ID, detail)
     }

@@ -85,15 +85,20 @@ fn vfio_pci_missing_or_without_its_node() {
 }
 
 #[test]
-fn iommu_group_lists_members_and_fails_when_not_viable() {
+fn iommu_group_lists_members_and_fails_only_for_another_devices_member() {
     let tree = healthy();
     let c = check(&tree, "iommu_group");
-    assert_eq!(c.detail, "0000:03:00.0: group 12 viable (0000:03:00.0 be2net)");
+    assert_eq!(c.detail, "0000:03:00.0: group 12 viable (0000:03:00.0 be2net): vfio backend");
+    // The card's other port in the group: the hand-off moves it with --unbind.
     tree.device(addr("0000:03:00.1"), 0x10df, 0x0720).group(12).driver("be2net");
     let c = check_for(&tree, Target::Function(addr("0000:03:00.0")), "iommu_group");
+    assert_status(&c, Status::Pass);
+    // Another device in the group: VFIO cannot open it, and ocetool will not unbind it.
+    tree.device(addr("0000:04:00.0"), 0x8086, 0x10d3).group(12).driver("e1000e");
+    let c = check_for(&tree, Target::Function(addr("0000:03:00.0")), "iommu_group");
     assert_status(&c, Status::Fail);
-    assert!(c.detail.contains("0000:03:00.0: group 12 not viable: 0000:03:00.1 by be2net held"), "{}", c.detail);
-    assert!(c.hint.unwrap().contains("echo 0000:03:00.1 > /sys/bus/pci/drivers/be2net/unbind"));
+    assert!(c.detail.contains("0000:03:00.0: group 12 not viable: 0000:04:00.0 by e1000e held"), "{}", c.detail);
+    assert!(c.hint.unwrap().contains("echo 0000:04:00.0 > /sys/bus/pci/drivers/e1000e/unbind"));
 }
 
 #[test]
@@ -102,7 +107,8 @@ fn iommu_group_without_iommu_and_for_an_unknown_address() {
     tree.device(addr("0000:03:00.0"), 0x10df, 0x0720).driver("be2net");
     let c = check(&tree, "iommu_group");
     assert_status(&c, Status::Fail);
-    assert_eq!(c.detail, "0000:03:00.0: no IOMMU group");
+    assert_eq!(c.detail, "0000:03:00.0: no IOMMU group: sysfs backend");
+    assert!(c.hint.unwrap().contains("the sysfs backend needs root"));
     let c = check_for(&tree, Target::Function(addr("0000:05:00.0")), "iommu_group");
     assert_status(&c, Status::Fail);
     assert!(c.detail.contains("0000:05:00.0 is not an OCe14000 function"), "{}", c.detail);
@@ -110,6 +116,31 @@ fn iommu_group_without_iommu_and_for_an_unknown_address() {
     let tree = FakeTree::new();
     tree.without_vfio();
     assert_status(&check_for(&tree, Target::Function(addr("0000:05:00.0")), "vfio_pci"), Status::Fail);
+}
+
+#[test]
+fn without_an_iommu_a_host_ready_for_the_sysfs_backend_only_warns() {
+    let tree = FakeTree::new();
+    tree.device(addr("0000:03:00.0"), 0x10df, 0x0720).driver("be2net");
+    tree.without_vfio();
+    tree.write_proc("cmdline", "root=/dev/sda1 quiet\n");
+    tree.as_root();
+    tree.huge_pages(1, 1);
+    let c = check(&tree, "iommu");
+    assert_status(&c, Status::Warn);
+    assert!(c.detail.contains("sysfs backend, without IOMMU protection"), "{}", c.detail);
+    assert!(c.hint.unwrap().contains("intel_iommu=on"));
+    let c = check(&tree, "iommu_group");
+    assert_status(&c, Status::Warn);
+    assert_eq!(c.detail, "0000:03:00.0: no IOMMU group: sysfs backend");
+    let c = check(&tree, "vfio_pci");
+    assert_status(&c, Status::Warn);
+    assert!(c.detail.contains("needed only for the VFIO backend"), "{}", c.detail);
+    // Without a free huge page the sysfs backend cannot run either: both say what to do.
+    tree.huge_pages(0, 0);
+    let c = check(&tree, "iommu");
+    assert_status(&c, Status::Fail);
+    assert!(c.hint.unwrap().contains("/proc/sys/vm/nr_hugepages"));
 }
 
 #[test]

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::PciAddress;
+use crate::backend::SysfsBlocker;
 use crate::signals::Signal;
 use crate::sysfs::Lockdown;
 
@@ -106,12 +107,48 @@ pub enum PciError {
     },
     /// The function has no IOMMU group, so VFIO cannot take it.
     #[error(
-        "{address} has no IOMMU group: enable the IOMMU with intel_iommu=on or amd_iommu=on on the kernel command \
-         line (and VT-d / AMD-Vi in the firmware setup), then reboot"
+        "{address} has no IOMMU group, so VFIO cannot reach it: enable the IOMMU with intel_iommu=on or amd_iommu=on \
+         on the kernel command line (and VT-d / AMD-Vi in the firmware setup), then reboot; or let ocetool use its \
+         sysfs backend (drop --backend vfio)"
     )]
     NoIommuGroup {
         /// The function.
         address: PciAddress,
+    },
+    /// The sysfs backend was forced on a function whose IOMMU translates DMA.
+    #[error(
+        "--backend sysfs cannot drive {address}: its IOMMU group {group} translates DMA (type {}), so the physical \
+         addresses the sysfs backend hands the adapter would fault; use VFIO (drop --backend sysfs)",
+        if kind.is_empty() { "unknown" } else { kind.as_str() }
+    )]
+    SysfsBackendTranslated {
+        /// The function.
+        address: PciAddress,
+        /// Its IOMMU group.
+        group: u32,
+        /// The group's `type` (`DMA`, `DMA-FQ`, ...), empty when unreadable.
+        kind: String,
+    },
+    /// The host does not let the sysfs backend run.
+    #[error("cannot drive {address} through sysfs: {blocker}")]
+    SysfsBackend {
+        /// The function.
+        address: PciAddress,
+        /// What is in the way.
+        blocker: SysfsBlocker,
+    },
+    /// A memory BAR could not be mapped through sysfs.
+    #[error("cannot map BAR{bar} of {address} ({})", path.display())]
+    BarMap {
+        /// The function.
+        address: PciAddress,
+        /// BAR index.
+        bar: u8,
+        /// The `resourceN` file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
     },
     /// Another driver holds the function and unbinding it was not allowed.
     #[error(
@@ -123,10 +160,13 @@ pub enum PciError {
         /// The driver that holds it.
         driver: String,
     },
-    /// Another member of the function's IOMMU group is held by a host driver.
+    /// A member of the function's IOMMU group that is not a function of the same adapter is held
+    /// by a host driver: VFIO cannot open the group, and ocetool never takes another device's
+    /// driver away.
     #[error(
-        "IOMMU group {group} of {address} is not viable: {member} is bound to {driver}; bind it to vfio-pci or unbind \
-         it first"
+        "IOMMU group {group} of {address} is not viable: {member} is bound to {driver}, and it is not a function of \
+         this adapter, so ocetool leaves it alone; move it to vfio-pci yourself, or put the adapter in a slot with \
+         an IOMMU group of its own"
     )]
     GroupNotViable {
         /// The function ocetool wants.
@@ -137,6 +177,51 @@ pub enum PciError {
         member: String,
         /// The driver that holds it.
         driver: String,
+    },
+    /// Another function of the same adapter shares the IOMMU group and is held by a host driver,
+    /// and unbinding was not allowed.
+    #[error(
+        "{member}, another function of the adapter of {address}{}, is bound to {driver}: pass --unbind to hand the \
+         adapter's functions to vfio-pci for this command (each gets its driver back afterwards)",
+        group.map(|g| format!(" in its IOMMU group {g}")).unwrap_or_default()
+    )]
+    AdapterFunctionBound {
+        /// The function ocetool wants.
+        address: PciAddress,
+        /// The other function of the adapter.
+        member: PciAddress,
+        /// The IOMMU group they share.
+        group: Option<u32>,
+        /// The driver that holds it.
+        driver: String,
+    },
+    /// A function's driver changed between the hand-off's plan and its execution.
+    #[error(
+        "{address} changed drivers while ocetool was getting ready (it was on {}, now {}): nothing was moved \
+         that is not given back; run the command again",
+        expected.as_deref().unwrap_or("no driver"),
+        actual.as_deref().unwrap_or("no driver")
+    )]
+    BindingChanged {
+        /// The function.
+        address: PciAddress,
+        /// The driver the plan saw.
+        expected: Option<String>,
+        /// The driver it has now.
+        actual: Option<String>,
+    },
+    /// The function did not come free of its driver in time.
+    #[error(
+        "{address} did not come free of its driver within {waited:?}: it is still bound to {}",
+        driver.as_deref().unwrap_or("none")
+    )]
+    UnbindTimeout {
+        /// The function.
+        address: PciAddress,
+        /// How long ocetool waited.
+        waited: Duration,
+        /// The driver bound at the end of the wait.
+        driver: Option<String>,
     },
     /// The VFIO group node cannot be opened for lack of permission.
     #[error("no permission to open {}: run ocetool as root, or give your user that device node", path.display())]
@@ -217,6 +302,20 @@ pub enum PciError {
         /// Its driver_override attribute.
         override_path: PathBuf,
     },
+    /// More than one function could not be given back.
+    #[error("{}", failures.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    RestoreFailures {
+        /// Each function's failure.
+        failures: Vec<PciError>,
+    },
+    /// A backend was asked to open a function that a hand-off did not put where it needs it.
+    #[error("{address} was not handed over for the {backend} backend")]
+    NotHandedOver {
+        /// The function.
+        address: PciAddress,
+        /// The backend that was asked.
+        backend: &'static str,
+    },
     /// Opening the function through VFIO failed.
     #[error("cannot open {address} through VFIO")]
     VfioOpen {
@@ -282,10 +381,10 @@ pub enum PciError {
 
 impl PciError {
     /// True when ocetool refused for safety rather than failed: another driver holds the function
-    /// and `--unbind` was not given, or the IOMMU group holds a device ocetool must not take
-    /// (design.md §7: exit code 4).
+    /// (or another function of its adapter) and `--unbind` was not given, or the IOMMU group holds
+    /// a device ocetool must not take (design.md §7: exit code 4).
     pub fn is_refusal(&self) -> bool {
-        matches!(self, Self::DriverBound { .. } | Self::GroupNotViable { .. })
+        matches!(self, Self::DriverBound { .. } | Self::AdapterFunctionBound { .. } | Self::GroupNotViable { .. })
     }
 
     /// True when the PCI function does not exist (design.md §7: exit code 3).

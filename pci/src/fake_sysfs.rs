@@ -106,6 +106,27 @@ impl FakeTree {
         }
     }
 
+    /// Makes the process look like root with every capability (`<proc>/self/status`).
+    pub fn as_root(&self) {
+        self.write_proc("self/status", "Name:\tocetool\nUid:\t0\t0\t0\t0\nCapEff:\t000001ffffffffff\n");
+    }
+
+    /// Makes the process look like an ordinary user with no capabilities.
+    pub fn as_user(&self) {
+        self.write_proc("self/status", "Name:\tocetool\nUid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000000000\n");
+    }
+
+    /// Writes a huge page pool of `total` 2 MiB pages, `free` of them free (`<proc>/meminfo`).
+    pub fn huge_pages(&self, total: u64, free: u64) {
+        self.write_proc(
+            "meminfo",
+            &format!(
+                "MemTotal:       16384000 kB\nHugePages_Total:   {total}\nHugePages_Free:    {free}\n\
+                 HugePages_Rsvd:        0\nHugePages_Surp:        0\nHugepagesize:       2048 kB\n"
+            ),
+        );
+    }
+
     /// Writes the lockdown file.
     pub fn set_lockdown(&self, text: &str) {
         std::fs::write(self.roots.lockdown_file(), text).unwrap();
@@ -118,6 +139,8 @@ impl FakeTree {
         std::fs::write(real.join("vendor"), format!("{vendor:#06x}\n")).unwrap();
         std::fs::write(real.join("device"), format!("{device:#06x}\n")).unwrap();
         std::fs::write(real.join("class"), "0x020000\n").unwrap();
+        std::fs::write(real.join("subsystem_vendor"), format!("{vendor:#06x}\n")).unwrap();
+        std::fs::write(real.join("subsystem_device"), "0x0000\n").unwrap();
         std::fs::write(real.join("driver_override"), "(null)\n").unwrap();
         let link = self.roots.device_dir(address);
         if !link.exists() {
@@ -207,6 +230,28 @@ impl FakeDevice<'_> {
         self
     }
 
+    /// Sets the subsystem vendor and device IDs.
+    pub fn subsystem(self, vendor: u16, device: u16) -> Self {
+        std::fs::write(self.dir().join("subsystem_vendor"), format!("{vendor:#06x}\n")).unwrap();
+        std::fs::write(self.dir().join("subsystem_device"), format!("{device:#06x}\n")).unwrap();
+        self
+    }
+
+    /// Gives the device network interface `name` with its MAC and `operstate`; `speed` in Mb/s
+    /// when the link is up (the kernel's `carrier` and `speed` read only while the interface is
+    /// up, so they are left out otherwise).
+    pub fn netdev(self, name: &str, mac: &str, operstate: &str, speed: Option<u32>) -> Self {
+        let dir = self.dir().join("net").join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("address"), format!("{mac}\n")).unwrap();
+        std::fs::write(dir.join("operstate"), format!("{operstate}\n")).unwrap();
+        if let Some(speed) = speed {
+            std::fs::write(dir.join("carrier"), "1\n").unwrap();
+            std::fs::write(dir.join("speed"), format!("{speed}\n")).unwrap();
+        }
+        self
+    }
+
     /// Makes the device a VF of `pf`.
     pub fn physfn(self, pf: PciAddress) -> Self {
         symlink(format!("../{pf}"), self.dir().join("physfn")).unwrap();
@@ -223,18 +268,33 @@ pub struct FakeKernel {
     native: HashMap<PciAddress, String>,
     /// When set, vfio-pci's probe fails (the device stays unbound).
     pub vfio_probe_fails: bool,
+    /// Functions on which vfio-pci's probe fails (they stay unbound).
+    vfio_probe_fails_on: Vec<PciAddress>,
     writes: Mutex<Vec<(String, String)>>,
 }
 
 impl FakeKernel {
     /// A kernel over `tree`.
     pub fn new(tree: &FakeTree) -> Self {
-        Self { roots: tree.roots.clone(), native: HashMap::new(), vfio_probe_fails: false, writes: Mutex::default() }
+        Self {
+            roots: tree.roots.clone(),
+            native: HashMap::new(),
+            vfio_probe_fails: false,
+            vfio_probe_fails_on: Vec::new(),
+            writes: Mutex::default(),
+        }
     }
 
     /// Declares `driver` as the one that claims `address` when it is probed without an override.
     pub fn native(mut self, address: PciAddress, driver: &str) -> Self {
         self.native.insert(address, driver.to_owned());
+        self
+    }
+
+    /// Makes vfio-pci's probe of `address` fail (it stays unbound), as for a function the driver
+    /// rejects.
+    pub fn vfio_probe_fails_on(mut self, address: PciAddress) -> Self {
+        self.vfio_probe_fails_on.push(address);
         self
     }
 
@@ -256,7 +316,9 @@ impl FakeKernel {
         let ov = ov.trim();
         let wanted = if ov.is_empty() || ov == "(null)" { self.native.get(&address).cloned() } else { Some(ov.into()) };
         let Some(driver) = wanted else { return };
-        if !self.roots.driver_dir(&driver).is_dir() || (driver == VFIO_PCI && self.vfio_probe_fails) {
+        if !self.roots.driver_dir(&driver).is_dir()
+            || (driver == VFIO_PCI && (self.vfio_probe_fails || self.vfio_probe_fails_on.contains(&address)))
+        {
             return;
         }
         if driver == VFIO_PCI {
@@ -300,5 +362,41 @@ impl SysfsWrite for FakeKernel {
             self.unbind(driver, address);
         }
         Ok(())
+    }
+}
+
+/// An ethtool that answers from a table, as a driver would: interface name → `fw_version`, or the
+/// errno the kernel would return.
+#[derive(Debug, Default)]
+pub struct FakeEthtool {
+    answers: HashMap<String, Result<String, i32>>,
+}
+
+impl FakeEthtool {
+    /// Interface `name` reports `fw_version` (driver `be2net`).
+    pub fn firmware(mut self, name: &str, fw_version: &str) -> Self {
+        self.answers.insert(name.to_owned(), Ok(fw_version.to_owned()));
+        self
+    }
+
+    /// Interface `name` fails with `errno`.
+    pub fn fails(mut self, name: &str, errno: i32) -> Self {
+        self.answers.insert(name.to_owned(), Err(errno));
+        self
+    }
+}
+
+impl crate::ethtool::Ethtool for FakeEthtool {
+    fn driver_info(&self, name: &str) -> std::io::Result<crate::ethtool::DriverInfo> {
+        match self.answers.get(name) {
+            Some(Ok(fw)) => Ok(crate::ethtool::DriverInfo {
+                driver: "be2net".to_owned(),
+                version: String::new(),
+                fw_version: fw.clone(),
+                bus_info: String::new(),
+            }),
+            Some(Err(errno)) => Err(std::io::Error::from_raw_os_error(*errno)),
+            None => Err(std::io::Error::from_raw_os_error(libc::ENODEV)),
+        }
     }
 }

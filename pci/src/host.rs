@@ -76,18 +76,75 @@ pub fn memlock_limit(roots: &Roots) -> Result<Option<u64>, PciError> {
 /// Linux capability number of CAP_IPC_LOCK (include/uapi/linux/capability.h): it lifts the
 /// locked-memory limit for mlock and for VFIO's page pinning.
 const CAP_IPC_LOCK: u32 = 14;
+/// Linux capability number of CAP_SYS_ADMIN (include/uapi/linux/capability.h): without it the
+/// kernel zeroes the frame numbers in /proc/self/pagemap, and config space past the first 64
+/// bytes cannot be written through sysfs.
+pub const CAP_SYS_ADMIN: u32 = 21;
 
 /// True when ocetool's effective capabilities (`/proc/self/status`, `CapEff`) include CAP_IPC_LOCK.
 pub fn has_ipc_lock(roots: &Roots) -> Result<bool, PciError> {
+    has_capability(roots, CAP_IPC_LOCK)
+}
+
+/// A field of ocetool's `/proc/self/status` (`CapEff`, `Uid`, ...), after its colon, trimmed.
+fn status_field(roots: &Roots, name: &str) -> Result<String, PciError> {
     let path = roots.proc.join("self/status");
     let text = read(&path)?;
-    let hex = text
-        .lines()
-        .find_map(|l| l.strip_prefix("CapEff:"))
-        .map(str::trim)
-        .ok_or_else(|| invalid(&path, "no CapEff line"))?;
-    let caps = u64::from_str_radix(hex, 16).map_err(|_| invalid(&path, &format!("CapEff {hex:?} is not hex")))?;
-    Ok(caps & (1 << CAP_IPC_LOCK) != 0)
+    let prefix = format!("{name}:");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .map(|v| v.trim().to_owned())
+        .ok_or_else(|| invalid(&path, &format!("no {name} line")))
+}
+
+/// True when ocetool's effective capabilities (`/proc/self/status`, `CapEff`) include `cap`.
+pub fn has_capability(roots: &Roots, cap: u32) -> Result<bool, PciError> {
+    let hex = status_field(roots, "CapEff")?;
+    let caps = u64::from_str_radix(&hex, 16)
+        .map_err(|_| invalid(&roots.proc.join("self/status"), &format!("CapEff {hex:?} is not hex")))?;
+    Ok(caps & (1 << cap) != 0)
+}
+
+/// True when ocetool runs as root: effective user ID 0 (`/proc/self/status`, `Uid`: real,
+/// effective, saved, file system) and CAP_SYS_ADMIN effective.
+pub fn is_root(roots: &Roots) -> Result<bool, PciError> {
+    let uids = status_field(roots, "Uid")?;
+    let effective = uids.split_whitespace().nth(1).unwrap_or_default();
+    Ok(effective == "0" && has_capability(roots, CAP_SYS_ADMIN)?)
+}
+
+/// The kernel's huge page pool (`/proc/meminfo` and `/proc/sys/vm`), default page size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HugePages {
+    /// `Hugepagesize`, in bytes.
+    pub size: u64,
+    /// `nr_hugepages`: the persistent pool.
+    pub total: u64,
+    /// Pages a new mapping can get now: free and not reserved, plus what overcommit still allows
+    /// (`HugePages_Free` − `HugePages_Rsvd` + `nr_overcommit_hugepages` − `HugePages_Surp`).
+    pub available: u64,
+}
+
+/// The huge page pool, or `None` when the kernel has none (no `HugePages_` lines in meminfo:
+/// built without hugetlbfs).
+pub fn huge_pages(roots: &Roots) -> Result<Option<HugePages>, PciError> {
+    let path = roots.proc.join("meminfo");
+    let text = read(&path)?;
+    let field = |name: &str| -> Option<u64> {
+        text.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(':')?.split_whitespace().next()?.parse().ok())
+    };
+    let (Some(total), Some(free), Some(size_kib)) =
+        (field("HugePages_Total"), field("HugePages_Free"), field("Hugepagesize"))
+    else {
+        return Ok(None);
+    };
+    let reserved = field("HugePages_Rsvd").unwrap_or(0);
+    let surplus = field("HugePages_Surp").unwrap_or(0);
+    let overcommit = read_optional(&roots.proc.join("sys/vm/nr_overcommit_hugepages"))?
+        .and_then(|t| t.trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    let available = free.saturating_sub(reserved) + overcommit.saturating_sub(surplus);
+    Ok(Some(HugePages { size: size_kib * 1024, total, available }))
 }
 
 fn invalid(path: &Path, what: &str) -> PciError {
@@ -95,7 +152,7 @@ fn invalid(path: &Path, what: &str) -> PciError {
 }
 
 /// One port of an RDMA device.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct RdmaPort {
     /// Port number (from 1).
     pub number: u32,
@@ -106,7 +163,7 @@ pub struct RdmaPort {
 }
 
 /// An RDMA device (`/sys/class/infiniband/<name>`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct RdmaDevice {
     /// Its name (`ocrdma0`).
     pub name: String,

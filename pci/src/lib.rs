@@ -1,11 +1,13 @@
 //! The hardware seam: what ocetool needs from a PCI function, and nothing more.
 //!
 //! Every layer above this crate (`oce-mailbox`, `oce-firmware`, the CLI) is generic over
-//! [`PciFunction`]. Two implementations exist: the VFIO backend in this crate, which reaches a real
-//! adapter through the kernel's `vfio-pci`, and `oce_emulator::Emulator`, a register-level model of
-//! an OCe14000 physical function. Because the emulator sits exactly where the hardware sits, a
-//! host-side protocol bug (a wrong doorbell shift, a skipped ready poll) fails the tests just as it
-//! would fail on a real adapter (design.md §2).
+//! [`PciFunction`]. Three implementations exist: two real-hardware backends in this crate — VFIO
+//! ([`vfio`]), which reaches the adapter through the kernel's `vfio-pci` with the IOMMU confining
+//! its DMA, and sysfs ([`sysfs_backend`]), for hosts without an IOMMU — and
+//! `oce_emulator::Emulator`, a register-level model of an OCe14000 physical function. Because the
+//! emulator sits exactly where the hardware sits, a host-side protocol bug (a wrong doorbell
+//! shift, a skipped ready poll) fails the tests just as it would fail on a real adapter
+//! (design.md §2).
 //!
 //! The rules the traits encode:
 //!
@@ -16,12 +18,14 @@
 //!   [`DmaBuffer::write_at`] and [`DmaBuffer::read_at`] (style.md rule 3).
 //!
 //! The modules beside the traits: [`discover`] finds OneConnect functions in sysfs (`ocetool
-//! list`); [`handoff`] moves a function to vfio-pci for one command and always gives it back;
-//! [`signals`] lets Ctrl-C and SIGTERM stop a command cleanly; [`vfio`] is the real-hardware
-//! backend; [`guest_memory`] maps the memory a vfio-user client (a VMM) shares with the emulated
-//! adapter; [`host`] reads the host around the adapter (modules, limits, RDMA, NFS) and [`doctor`]
-//! judges it. All sysfs, /dev and /proc paths hang off a [`Roots`] value so tests run on fake trees
-//! ([`fake_sysfs`] with the `test-support` feature).
+//! list`); [`backend`] says which backend drives a function and why; [`handoff`] moves an
+//! adapter's functions where that backend needs them for one command and always gives them back;
+//! [`signals`] lets Ctrl-C and SIGTERM stop a command cleanly; [`driver_view`] reads what the
+//! kernel's driver knows about a function it holds ([`ethtool`]: `ETHTOOL_GDRVINFO`);
+//! [`guest_memory`] maps the memory a vfio-user client (a VMM) shares with the emulated adapter;
+//! [`host`] reads the host around the adapter (modules, limits, huge pages, RDMA, NFS) and
+//! [`doctor`] judges it. All sysfs, /dev and /proc paths hang off a [`Roots`] value so tests run
+//! on fake trees ([`fake_sysfs`] with the `test-support` feature).
 //!
 //! ```
 //! use oce_pci::PciAddress;
@@ -31,9 +35,12 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 mod address;
+pub mod backend;
 pub mod discover;
 pub mod doctor;
+pub mod driver_view;
 mod error;
+pub mod ethtool;
 #[cfg(any(test, feature = "test-support"))]
 pub mod fake_sysfs;
 pub mod guest_memory;
@@ -41,17 +48,21 @@ pub mod handoff;
 pub mod host;
 pub mod ids;
 pub mod mmap;
+mod mmio;
 pub mod signals;
 pub mod sysfs;
+pub mod sysfs_backend;
 pub mod vfio;
 mod volatile_copy;
 
 pub use address::PciAddress;
+pub use backend::Backend;
 pub use discover::{Adapter, Blocker, FunctionInfo, Inventory, OtherFunction, Scope, discover};
 pub use error::PciError;
 pub use handoff::{HandOff, HandOffOptions, KernelSysfs, SysfsWrite};
 pub use ids::{Chip, FunctionKind};
 pub use sysfs::{Lockdown, Roots};
+pub use sysfs_backend::{SysfsBar, SysfsConfig, SysfsDma, SysfsFunction};
 pub use vfio::{VfioBar, VfioConfig, VfioDma, VfioFunction};
 
 /// A mapped memory BAR: 32-bit register reads and writes at byte offsets.

@@ -113,6 +113,7 @@ mod tests {
 
     #[test]
     fn a_raised_sigterm_is_recorded_not_fatal() {
+        let _s = crate::handoff::tests::serial();
         install().unwrap();
         install().unwrap();
         clear();

@@ -136,19 +136,54 @@ pub fn physical_function(roots: &Roots, address: PciAddress) -> Result<Option<Pc
     Ok(link_name(&roots.device_dir(address).join("physfn"))?.and_then(|name| name.parse().ok()))
 }
 
+/// The PCI device (domain, bus, device) of the adapter `address` belongs to: its own, or for a
+/// virtual function its physical function's. Every function of one card shares it (spec/protocol.md
+/// §1.1: the ports and protocols of an OCe14000 are functions of one PCI device).
+pub fn adapter_of(roots: &Roots, address: PciAddress) -> Result<(u16, u8, u8), PciError> {
+    let owner = physical_function(roots, address)?.unwrap_or(address);
+    Ok((owner.domain, owner.bus, owner.device))
+}
+
+/// The names of the members of IOMMU group `group` (PCI addresses for PCI devices), sorted.
+pub fn group_members(roots: &Roots, group: u32) -> Result<Vec<String>, PciError> {
+    let dir = roots.group_devices_dir(group);
+    if !dir.is_dir() {
+        return Err(io_err(&dir)(io::Error::from(io::ErrorKind::NotFound)));
+    }
+    names_in(&dir)
+}
+
 /// True when the vfio-pci driver is registered (its folder exists under `bus/pci/drivers`).
 pub fn vfio_pci_loaded(roots: &Roots) -> bool {
     roots.driver_dir(VFIO_PCI).is_dir()
 }
 
 /// What goes away with a function's driver when it is unbound: its network interfaces and RDMA
-/// devices (ecosystem.md §3.4 step 3), for the `--unbind` confirmation.
+/// devices (ecosystem.md §3.4 step 3), for the `--unbind` confirmation and the JSON report.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Dependents {
-    /// Network interfaces (`<device>/net/*`), with their operstate (`up`, `down`, ...).
-    pub netdevs: Vec<(String, String)>,
+    /// Network interfaces (`<device>/net/*`).
+    pub netdevs: Vec<Netdev>,
     /// RDMA devices (`<device>/infiniband/*`), e.g. ocrdma's.
     pub rdma: Vec<String>,
+}
+
+impl Dependents {
+    /// `eth0 (up), ocrdma0`: every dependent, for a message.
+    pub fn describe(&self) -> Vec<String> {
+        let mut all: Vec<String> = self.netdevs.iter().map(|n| format!("{} ({})", n.name, n.operstate)).collect();
+        all.extend(self.rdma.iter().cloned());
+        all
+    }
+}
+
+/// A network interface of a function.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Netdev {
+    /// Its name (`enp3s0f0`).
+    pub name: String,
+    /// Its `operstate` (`up`, `down`, ...).
+    pub operstate: String,
 }
 
 fn names_in(dir: &Path) -> Result<Vec<String>, PciError> {
@@ -171,7 +206,7 @@ pub fn dependents(roots: &Roots, address: PciAddress) -> Result<Dependents, PciE
     let mut netdevs = Vec::new();
     for name in names_in(&dir.join("net"))? {
         let state = std::fs::read_to_string(dir.join("net").join(&name).join("operstate")).unwrap_or_default();
-        netdevs.push((name, state.trim().to_owned()));
+        netdevs.push(Netdev { name, operstate: state.trim().to_owned() });
     }
     Ok(Dependents { netdevs, rdma: names_in(&dir.join("infiniband"))? })
 }
@@ -200,10 +235,7 @@ fn is_bridge(dir: &Path) -> bool {
 /// pci-stub are fine (ecosystem.md §3.4 step 4).
 pub fn group_blockers(roots: &Roots, group: u32, except: PciAddress) -> Result<Vec<GroupBlocker>, PciError> {
     let dir = roots.group_devices_dir(group);
-    if !dir.is_dir() {
-        return Err(io_err(&dir)(io::Error::from(io::ErrorKind::NotFound)));
-    }
-    let names = names_in(&dir)?;
+    let names = group_members(roots, group)?;
     let me = except.to_string();
     let mut blockers = Vec::new();
     for name in names.into_iter().filter(|n| *n != me) {
@@ -307,7 +339,10 @@ mod tests {
         std::fs::create_dir_all(dir.join("infiniband/ocrdma0")).unwrap();
         assert_eq!(
             dependents(tree.roots(), me).unwrap(),
-            Dependents { netdevs: vec![("enp3s0f0".into(), "up".into())], rdma: vec!["ocrdma0".into()] }
+            Dependents {
+                netdevs: vec![Netdev { name: "enp3s0f0".into(), operstate: "up".into() }],
+                rdma: vec!["ocrdma0".into()]
+            }
         );
     }
 

@@ -5,18 +5,24 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 
 use pci_driver::regions::{MappedOwningPciRegion, OwningPciRegion, PciRegion};
-use volatile::VolatilePtr;
 
 use crate::RegisterIo;
 use crate::handoff::HandOff;
+use crate::mmio::MmioWindow;
 
 /// What a read outside the BAR (or a failed one) returns: an unclaimed PCI read.
 const ALL_ONES: u32 = u32::MAX;
 
 #[derive(Debug)]
 enum Access {
-    /// The BAR mapped into this process; `len` bytes from `map.as_mut_ptr()`.
-    Mapped(MappedOwningPciRegion),
+    /// The BAR mapped into this process; the window covers `map`, which it must not outlive
+    /// (fields drop in order: the window first).
+    Mapped {
+        /// The registers.
+        window: MmioWindow,
+        /// Keeps the mapping alive; never read.
+        _map: MappedOwningPciRegion,
+    },
     /// Not mappable (or the map failed): pread/pwrite through the VFIO device fd.
     Fd(OwningPciRegion),
 }
@@ -38,10 +44,15 @@ impl VfioBar<'_> {
         let perms = region.permissions();
         let (readable, writable) = (perms.can_read(), perms.can_write());
         let mapped = if try_map && region.is_mappable() { region.map(.., perms).ok() } else { None };
-        let (len, access) = match mapped {
-            // The mapping covers the whole region (the range `..` is clamped to its length).
-            Some(map) => (map.len() as u64, Access::Mapped(map)),
-            None => (region.len(), Access::Fd(region)),
+        let window = mapped.as_ref().and_then(|map| {
+            // SAFETY: `map` is the live mapping of the whole region (the range `..` is clamped to
+            // its length), page-aligned by mmap; the window is stored beside it in `Access::Mapped`
+            // and dropped first. Reads and writes are further gated on the region's permissions.
+            NonNull::new(map.as_mut_ptr()).map(|base| unsafe { MmioWindow::new(base, map.len() as u64) })
+        });
+        let (len, access) = match (mapped, window) {
+            (Some(map), Some(window)) => (window.len(), Access::Mapped { window, _map: map }),
+            _ => (region.len(), Access::Fd(region)),
         };
         Self { index, len, readable, writable, access, _handoff: PhantomData }
     }
@@ -63,15 +74,7 @@ impl VfioBar<'_> {
 
     /// True when registers are accessed through an mmap of the BAR, false for pread/pwrite.
     pub fn is_mapped(&self) -> bool {
-        matches!(self.access, Access::Mapped(_))
-    }
-
-    /// The register at `off` as a pointer into the mapping, if `off` is a whole, aligned register
-    /// inside the BAR and the BAR is mapped.
-    fn register(&self, off: u32) -> Option<NonNull<u32>> {
-        let Access::Mapped(map) = &self.access else { return None };
-        let off = usize::try_from(off).ok()?;
-        NonNull::new(map.as_mut_ptr().wrapping_add(off).cast::<u32>())
+        matches!(self.access, Access::Mapped { .. })
     }
 
     fn in_bounds(&self, off: u32) -> bool {
@@ -85,17 +88,7 @@ impl RegisterIo for VfioBar<'_> {
             return ALL_ONES;
         }
         match &self.access {
-            Access::Mapped(_) => match self.register(off) {
-                Some(reg) => {
-                    // SAFETY: `in_bounds` checked above that off is 4-aligned and off + 4 <= len,
-                    // the length of the live mapping owned by `self.access` (page-aligned, so the
-                    // register is aligned); the mapping is readable (`self.readable`). MMIO is only
-                    // touched through volatile accesses; no Rust reference to it exists.
-                    let value = unsafe { VolatilePtr::new_read_only(reg) }.read();
-                    u32::from_le(value)
-                }
-                None => ALL_ONES,
-            },
+            Access::Mapped { window, .. } => window.read32(off).unwrap_or(ALL_ONES),
             Access::Fd(region) => region.read_le_u32(u64::from(off)).unwrap_or(ALL_ONES),
         }
     }
@@ -105,13 +98,8 @@ impl RegisterIo for VfioBar<'_> {
             return;
         }
         match &self.access {
-            Access::Mapped(_) => {
-                if let Some(reg) = self.register(off) {
-                    // SAFETY: as in `read32`: `in_bounds` checked the register lies inside the
-                    // live, page-aligned mapping owned by `self.access`, and the mapping was made
-                    // writable (`self.writable` comes from the same permissions it was mapped with).
-                    unsafe { VolatilePtr::new(reg) }.write(value.to_le());
-                }
+            Access::Mapped { window, .. } => {
+                window.write32(off, value);
             }
             // The trait is infallible: a failed pwrite is dropped, as a bus drops a write to an
             // unclaimed address.

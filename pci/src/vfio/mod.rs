@@ -9,7 +9,7 @@
 
 mod bar;
 mod dma;
-mod iova;
+pub(crate) mod iova;
 
 use std::marker::PhantomData;
 use std::ops::Range;
@@ -19,7 +19,7 @@ use pci_driver::backends::vfio::VfioPciDevice;
 use pci_driver::device::PciDevice;
 use pci_driver::regions::PciRegion;
 
-use crate::handoff::HandOff;
+use crate::handoff::{HandOff, Target};
 use crate::{ConfigSpace, PciAddress, PciError, PciFunction};
 
 pub use bar::VfioBar;
@@ -53,7 +53,11 @@ impl<'h> VfioFunction<'h> {
     /// hand-off is only used for its checks; the sysfs path comes from the hand-off's roots.
     pub fn open(handoff: &'h HandOff) -> Result<Self, PciError> {
         let address = handoff.address();
-        let group_node = std::path::PathBuf::from(format!("/dev/vfio/{}", handoff.group()));
+        let group = match (handoff.target(), handoff.group()) {
+            (Target::VfioPci, Some(group)) => group,
+            _ => return Err(PciError::NotHandedOver { address, backend: "vfio" }),
+        };
+        let group_node = std::path::PathBuf::from(format!("/dev/vfio/{group}"));
         let device = VfioPciDevice::open(handoff.sysfs_path()).map_err(|source| match source.raw_os_error() {
             Some(libc::EACCES | libc::EPERM) => PciError::VfioPermission { path: group_node.clone() },
             Some(libc::EBUSY) => PciError::VfioGroupBusy { path: group_node.clone() },

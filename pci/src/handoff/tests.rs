@@ -1,15 +1,16 @@
-//! Tests of the driver hand-off against a fake sysfs tree and a fake kernel.
+//! Tests of the driver hand-off of one function against a fake sysfs tree and a fake kernel.
 
 use std::sync::MutexGuard;
 
 use super::*;
 use crate::fake_sysfs::{FakeKernel, FakeTree};
 
-/// The registry of live hand-offs is process-wide; these tests take turns so that
-/// `restore_all` in one cannot restore another's.
+/// The registry of live hand-offs and the recorded stop request are process-wide: these tests
+/// (and the signal test, which raises SIGTERM) take turns, so that `restore_all` in one cannot
+/// restore another's and a hand-off never sees another test's signal.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn serial() -> MutexGuard<'static, ()> {
+pub(crate) fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -23,7 +24,7 @@ fn opts(allow_unbind: bool) -> HandOffOptions {
     HandOffOptions { allow_unbind, timeout: Duration::ZERO }
 }
 
-fn w(path: &str, value: &str) -> (String, String) {
+pub(super) fn w(path: &str, value: &str) -> (String, String) {
     (path.to_owned(), value.to_owned())
 }
 
@@ -69,7 +70,7 @@ fn unbind_moves_to_vfio_pci_and_drop_gives_it_back() {
     );
     assert_eq!(tree.driver_of(nic()).as_deref(), Some("vfio-pci"));
     assert!(tree.roots().dev.join("vfio/7").exists());
-    assert_eq!((guard.group(), guard.original_driver(), guard.changed_binding()), (7, Some("be2net"), true));
+    assert_eq!((guard.group(), guard.original_driver(), guard.changed_binding()), (Some(7), Some("be2net"), true));
     assert_eq!(active_count(), 1);
     drop(guard);
     assert_eq!(
@@ -144,22 +145,24 @@ fn no_iommu_group_names_the_kernel_parameters() {
     let err = HandOff::acquire(nic(), tree.roots(), &opts(true), kernel.clone()).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "0000:03:00.0 has no IOMMU group: enable the IOMMU with intel_iommu=on or amd_iommu=on on the kernel command \
-         line (and VT-d / AMD-Vi in the firmware setup), then reboot"
+        "0000:03:00.0 has no IOMMU group, so VFIO cannot reach it: enable the IOMMU with intel_iommu=on or \
+         amd_iommu=on on the kernel command line (and VT-d / AMD-Vi in the firmware setup), then reboot; or let \
+         ocetool use its sysfs backend (drop --backend vfio)"
     );
     assert_eq!(kernel.writes(), vec![]);
 }
 
 #[test]
-fn a_group_member_on_a_host_driver_blocks_before_anything_changes() {
+fn a_group_member_of_another_device_blocks_before_anything_changes() {
     let _s = serial();
     let (tree, kernel) = be2net_tree();
-    tree.device("0000:03:00.1".parse().unwrap(), 0x10df, 0x0720).group(7).driver("be2net");
+    tree.device("0000:04:00.0".parse().unwrap(), 0x8086, 0x10d3).group(7).driver("e1000e");
     let err = HandOff::acquire(nic(), tree.roots(), &opts(true), kernel.clone()).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "IOMMU group 7 of 0000:03:00.0 is not viable: 0000:03:00.1 is bound to be2net; bind it to vfio-pci or \
-         unbind it first"
+        "IOMMU group 7 of 0000:03:00.0 is not viable: 0000:04:00.0 is bound to e1000e, and it is not a function of \
+         this adapter, so ocetool leaves it alone; move it to vfio-pci yourself, or put the adapter in a slot with \
+         an IOMMU group of its own"
     );
     assert!(err.is_refusal());
     assert_eq!(kernel.writes(), vec![]);

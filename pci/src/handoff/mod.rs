@@ -1,12 +1,14 @@
-//! Driver hand-off: moving a PCI function to vfio-pci for one command and always giving it back
-//! (design.md §5, ecosystem.md §3.4).
+//! Driver hand-off: moving an adapter's PCI functions where a backend needs them for one command,
+//! and always giving them back (design.md §5, ecosystem.md §3.4).
 //!
-//! [`HandOff::acquire`] checks everything that can be checked before touching the binding
-//! (vfio-pci loaded, an IOMMU group, a viable group, the driver and `--unbind`), then moves the
-//! function with `driver_override` + `drivers_probe`, the deterministic sequence that cannot grab
-//! other devices. The returned guard restores the original binding when it drops — on success,
-//! on error and during a panic's unwinding — or explicitly through [`HandOff::restore`], which
-//! reports a failure instead of printing it. Signals: see [`crate::signals`].
+//! [`Plan::new`] checks everything that can be checked before touching a binding (vfio-pci
+//! loaded, an IOMMU group, a group with nothing of another device in the way, the drivers and
+//! `--unbind`) and lists what will move and what goes down with it, for the confirmation.
+//! [`HandOff::execute`] then moves each function with `driver_override` (+ `drivers_probe` for
+//! vfio-pci), the deterministic sequence that cannot grab other devices. The returned guard
+//! restores every original binding when it drops — on success, on error and during a panic's
+//! unwinding — or explicitly through [`HandOff::restore`], which reports a failure instead of
+//! printing it. Signals: see [`crate::signals`].
 //!
 //! Every sysfs write goes through a [`SysfsWrite`] so tests can put a model of the kernel behind
 //! it and assert each write.
@@ -17,6 +19,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+mod plan;
+
+pub use plan::{HOLD_OVERRIDE, Move, Plan, Target};
+
+use crate::signals;
 use crate::sysfs::{self, Lockdown, Roots, VFIO_PCI};
 use crate::{PciAddress, PciError};
 
@@ -147,21 +154,27 @@ pub fn restore_all() -> Vec<PciError> {
     slots.iter().filter_map(take).filter_map(|plan| plan.run().err()).collect()
 }
 
-/// A PCI function held by vfio-pci for as long as this guard lives.
+/// The functions of one adapter held where a backend needs them (on vfio-pci, or detached) for
+/// as long as this guard lives.
 ///
-/// Open the function with [`VfioFunction::open`](crate::vfio::VfioFunction::open), which borrows
-/// the guard, so the compiler ensures the device is closed before the binding is restored.
+/// Open the function with [`VfioFunction::open`](crate::vfio::VfioFunction::open) or
+/// [`SysfsFunction::open`](crate::sysfs_backend::SysfsFunction::open), which borrow the guard, so
+/// the compiler ensures the device is closed before the bindings are restored.
 #[derive(Debug)]
 pub struct HandOff {
     address: PciAddress,
     roots: Roots,
-    group: u32,
+    target: Target,
+    group: Option<u32>,
     original: Option<String>,
-    slot: Option<Slot>,
+    moved: Vec<Move>,
+    /// One restore plan per moved function, in the order they moved.
+    slots: Vec<Slot>,
 }
 
 impl HandOff {
-    /// Makes sure `address` is bound to vfio-pci, moving it there if needed and allowed.
+    /// Makes sure `address` is bound to vfio-pci, with every function of its adapter that shares
+    /// its IOMMU group on vfio-pci too, moving them there if needed and allowed ([`Plan::new`]).
     ///
     /// - already on vfio-pci: nothing changes, nothing is restored;
     /// - unbound: bound to vfio-pci, left unbound again afterwards;
@@ -173,72 +186,93 @@ impl HandOff {
         options: &HandOffOptions,
         writer: Arc<dyn SysfsWrite>,
     ) -> Result<Self, PciError> {
-        let dev = roots.device_dir(address);
-        if !dev.exists() {
-            return Err(PciError::NoSuchFunction { address, path: dev });
-        }
-        if !sysfs::vfio_pci_loaded(roots) {
-            return Err(PciError::VfioPciNotLoaded { path: roots.driver_dir(VFIO_PCI) });
-        }
-        let group = sysfs::iommu_group(roots, address)?.ok_or(PciError::NoIommuGroup { address })?;
-        let driver = sysfs::bound_driver(roots, address)?;
-        if let Some(d) = driver.as_deref().filter(|d| *d != VFIO_PCI && !options.allow_unbind) {
-            return Err(PciError::DriverBound { address, driver: d.to_owned() });
-        }
-        if let Some(b) = sysfs::group_blockers(roots, group, address)?.into_iter().next() {
-            return Err(PciError::GroupNotViable { address, group, member: b.member, driver: b.driver });
-        }
-        let mut guard = Self { address, roots: roots.clone(), group, original: driver.clone(), slot: None };
-        if driver.as_deref() != Some(VFIO_PCI) {
-            let ov_path = dev.join("driver_override");
+        let plan = Plan::new(address, roots, Target::VfioPci, options.allow_unbind)?;
+        Self::execute(plan, roots, options.timeout, writer)
+    }
+
+    /// Runs `plan`: moves each function in turn, registering its restore before the first write,
+    /// so a failure (or a stop request) part-way gives back every function already moved, and
+    /// the one that was moving. A function whose driver changed since the plan was made (while
+    /// the user was asked) stops the hand-off with [`PciError::BindingChanged`].
+    pub fn execute(
+        plan: Plan,
+        roots: &Roots,
+        timeout: Duration,
+        writer: Arc<dyn SysfsWrite>,
+    ) -> Result<Self, PciError> {
+        let original = plan.original_driver(roots)?;
+        let mut guard = Self {
+            address: plan.address,
+            roots: roots.clone(),
+            target: plan.target,
+            group: plan.iommu_group,
+            original,
+            moved: Vec::new(),
+            slots: Vec::new(),
+        };
+        for m in plan.moves {
+            signals::check()?;
+            let now = sysfs::bound_driver(roots, m.address)?;
+            if now != m.driver {
+                return Err(PciError::BindingChanged { address: m.address, expected: m.driver, actual: now });
+            }
+            let ov_path = roots.device_dir(m.address).join("driver_override");
             let ov = std::fs::read_to_string(&ov_path).map_err(|source| PciError::Io { path: ov_path, source })?;
             let ov = ov.trim();
-            let plan = RestorePlan {
-                address,
+            let restore = RestorePlan {
+                address: m.address,
                 roots: roots.clone(),
                 writer: Arc::clone(&writer),
-                driver: driver.clone(),
+                driver: m.driver.clone(),
                 driver_override: (!ov.is_empty() && ov != "(null)").then(|| ov.to_owned()),
-                timeout: options.timeout,
+                timeout,
             };
             // Registered before the first write: from here on, any failure restores.
-            let slot: Slot = Arc::new(Mutex::new(Some(plan)));
+            let slot: Slot = Arc::new(Mutex::new(Some(restore)));
             ACTIVE.lock().unwrap_or_else(PoisonError::into_inner).push(Arc::clone(&slot));
-            guard.slot = Some(slot);
-            guard.bind(&*writer, driver.as_deref(), options.timeout)?;
+            guard.slots.push(slot);
+            guard.moved.push(m.clone());
+            guard.move_one(&*writer, &m, timeout)?;
         }
-        guard.check_node()?;
+        if guard.target == Target::VfioPci {
+            guard.check_node()?;
+        }
         Ok(guard)
     }
 
-    /// The driver_override + unbind + drivers_probe sequence, then the wait for vfio-pci and
-    /// `/dev/vfio/<group>` (ecosystem.md §3.4 step 5).
-    fn bind(&self, writer: &dyn SysfsWrite, driver: Option<&str>, timeout: Duration) -> Result<(), PciError> {
+    /// The driver_override + unbind (+ drivers_probe) sequence for one function, then the wait
+    /// until it is where the target wants it (ecosystem.md §3.4 step 5): on vfio-pci with
+    /// `/dev/vfio/<group>` present, or unbound.
+    fn move_one(&self, writer: &dyn SysfsWrite, m: &Move, timeout: Duration) -> Result<(), PciError> {
         let roots = &self.roots;
-        let addr = self.address.to_string();
-        write(writer, roots, &roots.device_dir(self.address).join("driver_override"), VFIO_PCI)?;
-        if let Some(d) = driver {
+        let addr = m.address.to_string();
+        write(writer, roots, &roots.device_dir(m.address).join("driver_override"), self.target.override_value())?;
+        if let Some(d) = &m.driver {
             write(writer, roots, &roots.driver_dir(d).join("unbind"), &addr)?;
         }
-        write(writer, roots, &roots.drivers_probe(), &addr)?;
-        let node = roots.vfio_group_node(self.group);
+        let node = self.group.map(|g| roots.vfio_group_node(g));
+        if self.target == Target::VfioPci {
+            write(writer, roots, &roots.drivers_probe(), &addr)?;
+        }
         let mut now = None;
-        let bound = wait_for(timeout, || {
-            now = sysfs::bound_driver(roots, self.address)?;
-            Ok(now.as_deref() == Some(VFIO_PCI) && node.exists())
+        let arrived = wait_for(timeout, || {
+            now = sysfs::bound_driver(roots, m.address)?;
+            Ok(now.as_deref() == self.target.driver() && node.as_ref().is_none_or(|n| n.exists()))
         })?;
-        if bound {
-            Ok(())
-        } else {
-            let node_present = node.exists();
-            Err(PciError::BindTimeout { address: self.address, waited: timeout, driver: now, node, node_present })
+        match (arrived, self.target, node) {
+            (true, _, _) => Ok(()),
+            (false, Target::VfioPci, Some(node)) => {
+                let node_present = node.exists();
+                Err(PciError::BindTimeout { address: m.address, waited: timeout, driver: now, node, node_present })
+            }
+            (false, _, _) => Err(PciError::UnbindTimeout { address: m.address, waited: timeout, driver: now }),
         }
     }
 
     /// Opens and closes `/dev/vfio/<group>` to turn a permission problem into a clear error
     /// before pci-driver meets it.
     fn check_node(&self) -> Result<(), PciError> {
-        let path = self.vfio_group_node();
+        let path = self.vfio_group_node().ok_or(PciError::NoIommuGroup { address: self.address })?;
         match std::fs::OpenOptions::new().read(true).write(true).open(&path) {
             Ok(_) => Ok(()),
             Err(e) => Err(match e.raw_os_error() {
@@ -254,8 +288,13 @@ impl HandOff {
         self.address
     }
 
-    /// Its IOMMU group.
-    pub fn group(&self) -> u32 {
+    /// Where the functions were put.
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
+    /// Its IOMMU group, if it has one (always, for [`Target::VfioPci`]).
+    pub fn group(&self) -> Option<u32> {
         self.group
     }
 
@@ -269,9 +308,9 @@ impl HandOff {
         self.roots.device_dir(self.address)
     }
 
-    /// `<dev>/vfio/<group>`.
-    pub fn vfio_group_node(&self) -> PathBuf {
-        self.roots.vfio_group_node(self.group)
+    /// `<dev>/vfio/<group>`, if the function has a group.
+    pub fn vfio_group_node(&self) -> Option<PathBuf> {
+        self.group.map(|g| self.roots.vfio_group_node(g))
     }
 
     /// The driver that held the function before, if any.
@@ -279,20 +318,31 @@ impl HandOff {
         self.original.as_deref()
     }
 
-    /// True when ocetool changed the binding (and will restore it).
-    pub fn changed_binding(&self) -> bool {
-        self.slot.is_some()
+    /// The functions ocetool moved (and will give back), the driven function first.
+    pub fn moved(&self) -> &[Move] {
+        &self.moved
     }
 
-    /// Restores the original binding now and reports how it went.
+    /// True when ocetool changed a binding (and will restore it).
+    pub fn changed_binding(&self) -> bool {
+        !self.slots.is_empty()
+    }
+
+    /// Restores the original bindings now, the last moved first, and reports how it went. Every
+    /// function is given back even when another's restore fails.
     pub fn restore(mut self) -> Result<(), PciError> {
         self.restore_inner()
     }
 
     fn restore_inner(&mut self) -> Result<(), PciError> {
-        let Some(slot) = self.slot.take() else { return Ok(()) };
-        ACTIVE.lock().unwrap_or_else(PoisonError::into_inner).retain(|s| !Arc::ptr_eq(s, &slot));
-        take(&slot).map_or(Ok(()), |plan| plan.run())
+        let slots: Vec<Slot> = self.slots.drain(..).rev().collect();
+        ACTIVE.lock().unwrap_or_else(PoisonError::into_inner).retain(|s| !slots.iter().any(|m| Arc::ptr_eq(s, m)));
+        let mut failures: Vec<PciError> = slots.iter().filter_map(take).filter_map(|plan| plan.run().err()).collect();
+        match failures.len() {
+            0 => Ok(()),
+            1 => Err(failures.remove(0)),
+            _ => Err(PciError::RestoreFailures { failures }),
+        }
     }
 }
 
@@ -307,5 +357,6 @@ impl Drop for HandOff {
 }
 
 #[cfg(test)]
-#[path = "handoff_tests.rs"]
-mod tests;
+mod adapter_tests;
+#[cfg(test)]
+pub(crate) mod tests;

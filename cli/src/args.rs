@@ -52,6 +52,13 @@ pub struct GlobalArgs {
     /// duration of the command, and give it back afterwards.
     #[arg(long, global = true)]
     pub unbind: bool,
+    /// How to reach a real adapter: `vfio` (through vfio-pci; needs the IOMMU), `sysfs` (BARs
+    /// through /sys/bus/pci/devices/*/resourceN and DMA to physical addresses of a huge page:
+    /// for hosts without an IOMMU; root only, and the adapter's DMA is not confined), or `auto`:
+    /// VFIO when the function has an IOMMU group, sysfs otherwise. `ocetool list` shows which
+    /// each function would use, and why.
+    #[arg(long, global = true, value_enum, value_name = "BACKEND", default_value = "auto")]
+    pub backend: BackendArg,
     /// Root of the sysfs tree (tests point it at a fake tree; hidden from --help).
     #[arg(long, global = true, value_name = "DIR", default_value = "/sys", hide = true)]
     pub sysfs_root: PathBuf,
@@ -82,9 +89,40 @@ pub struct GlobalArgs {
     /// warning, never the operation.
     #[arg(long, global = true, value_name = "FILE")]
     pub log_file: Option<PathBuf>,
-    /// Root of the procfs tree (`doctor` reads /proc; tests point it at a fake tree).
+    /// Root of the procfs tree (`doctor`, the sysfs backend and `list` read /proc; tests point it
+    /// at a fake tree).
     #[arg(long, global = true, value_name = "DIR", default_value = "/proc", hide = true)]
     pub proc_root: PathBuf,
+}
+
+impl GlobalArgs {
+    /// The sysfs, /dev and /proc roots (fake trees in tests).
+    pub fn roots(&self) -> oce_pci::Roots {
+        oce_pci::Roots::new(&self.sysfs_root, &self.dev_root).with_proc(&self.proc_root)
+    }
+}
+
+/// The values of `--backend`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendArg {
+    /// VFIO when the function has an IOMMU group, sysfs otherwise.
+    Auto,
+    /// Through vfio-pci, the IOMMU confining the adapter's DMA.
+    Vfio,
+    /// Through sysfs resourceN and physical addresses, for hosts without an IOMMU (root only).
+    Sysfs,
+}
+
+impl BackendArg {
+    /// The library's request.
+    pub fn request(self) -> oce_pci::backend::Request {
+        use oce_pci::backend::Request;
+        match self {
+            Self::Auto => Request::Auto,
+            Self::Vfio => Request::Force(oce_pci::Backend::Vfio),
+            Self::Sysfs => Request::Force(oce_pci::Backend::Sysfs),
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -122,12 +122,15 @@ pub fn pci_error(context: &str, e: &PciError) -> CliError {
     let kind = match e {
         PciError::Interrupted { signal: Signal::Interrupt } => ErrorKind::Interrupted,
         PciError::Interrupted { signal: Signal::Terminate } => ErrorKind::Terminated,
-        PciError::DriverBound { .. } => ErrorKind::Refused,
+        PciError::DriverBound { .. } | PciError::AdapterFunctionBound { .. } | PciError::GroupNotViable { .. } => {
+            ErrorKind::Refused
+        }
         PciError::VfioGroupBusy { .. } => ErrorKind::Busy,
         PciError::BadAddress { .. } | PciError::NotAFile { .. } => ErrorKind::Usage,
         PciError::VfioPciNotLoaded { .. }
         | PciError::NoIommuGroup { .. }
-        | PciError::GroupNotViable { .. }
+        | PciError::SysfsBackend { .. }
+        | PciError::SysfsBackendTranslated { .. }
         | PciError::VfioPermission { .. }
         | PciError::SysfsPermission { .. }
         | PciError::LockedDown { .. } => ErrorKind::NoDevice,

@@ -7,6 +7,7 @@ mod commands;
 mod device;
 mod emulator;
 mod error;
+mod handoff;
 mod logging;
 mod output;
 mod report;
@@ -69,7 +70,7 @@ fn boxed<T: ErasedReport + 'static>(r: T) -> Box<dyn ErasedReport> {
 fn run(cli: &Cli) -> CliResult<Box<dyn ErasedReport>> {
     let g = &cli.global;
     match &cli.command {
-        Command::Query => run_job(g, commands::query::Query).map(boxed),
+        Command::Query => commands::query_kernel::run(g).map(boxed),
         Command::Profiles => run_job(g, commands::profiles::Profiles).map(boxed),
         Command::SetProfile(args) => {
             let job = commands::set_profile::SetProfile { target: args.target, dry_run: args.dry_run, yes: g.yes };

@@ -4,7 +4,9 @@
 
 use oce_mailbox::adapter::{AdapterInfo, ProfileState};
 use oce_mailbox::commands::format_mac;
-use oce_pci::ids::id_string;
+use oce_pci::driver_view::DriverView;
+use oce_pci::host::RdmaDevice;
+use oce_pci::ids::{self, id_string};
 use serde::Serialize;
 
 /// PCI identity, IDs as `"0x10df"` strings.
@@ -103,6 +105,8 @@ impl ProfilePair {
 #[derive(Debug, Serialize)]
 pub struct PortJson {
     pub index: u8,
+    /// The network interface on the port, when the kernel's driver is asked (`source: kernel`).
+    pub netdev: Option<String>,
     pub name: Option<String>,
     /// True for the port the queried PCI function drives; the others' link and MAC are only
     /// visible from their own functions.
@@ -112,10 +116,16 @@ pub struct PortJson {
     pub speed_mbps: Option<u32>,
 }
 
+/// Where a `query` answer comes from: the adapter's firmware (the mailbox), or the kernel's
+/// driver while it holds the function.
+pub const SOURCE_ADAPTER: &str = "adapter";
+
 /// The `query` document.
 #[derive(Debug, Serialize)]
 pub struct QueryJson {
     pub device: String,
+    /// [`SOURCE_ADAPTER`]: every field read from the firmware.
+    pub source: &'static str,
     pub pci: PciIds,
     pub chip: Option<&'static str>,
     pub model: String,
@@ -131,6 +141,10 @@ pub struct QueryJson {
     pub profile: Option<ProfilePair>,
     pub reset_required: bool,
     pub ports: Vec<PortJson>,
+    /// The kernel driver's view (`source: kernel` only; `null` here).
+    pub driver: Option<DriverJson>,
+    /// What the answer leaves out and how to get it (`source: kernel` only; `null` here).
+    pub note: Option<String>,
 }
 
 impl FirmwareJson {
@@ -148,6 +162,7 @@ impl QueryJson {
         let id = &info.identity;
         Self {
             device,
+            source: SOURCE_ADAPTER,
             pci: PciIds {
                 vendor_id: id_string(id.vendor_id),
                 device_id: id_string(id.device_id),
@@ -171,6 +186,7 @@ impl QueryJson {
                 .iter()
                 .map(|p| PortJson {
                     index: p.index,
+                    netdev: None,
                     name: p.name.map(String::from),
                     this_function: p.this_function,
                     mac: p.mac.as_ref().map(format_mac),
@@ -178,6 +194,137 @@ impl QueryJson {
                     speed_mbps: p.speed_mbps,
                 })
                 .collect(),
+            driver: None,
+            note: None,
+        }
+    }
+}
+
+/// Where a `query` answer comes from while a kernel driver holds the function.
+pub const SOURCE_KERNEL: &str = "kernel";
+
+/// `driver` in a kernel-sourced `query`: the driver and what it made of the function.
+#[derive(Debug, Serialize)]
+pub struct DriverJson {
+    pub name: String,
+    pub netdevs: Vec<String>,
+    /// RDMA devices on the function (ocrdma registers one when RoCE runs).
+    pub rdma_devices: Vec<RdmaDevice>,
+}
+
+/// `firmware` as the driver reports it (`ETHTOOL_GDRVINFO`); `null` where it did not answer.
+#[derive(Debug, Serialize)]
+pub struct KernelFirmwareJson {
+    pub running: Option<String>,
+    pub stored: Option<String>,
+    /// Whether POST booted the backup firmware: only the adapter's semaphore says.
+    pub backup_running: Option<bool>,
+}
+
+/// One entry of `ports[]` from the kernel: a network interface of the function. Which physical
+/// port it is (`index`) and the port's name are the firmware's to say.
+#[derive(Debug, Serialize)]
+pub struct KernelPortJson {
+    pub index: Option<u8>,
+    pub netdev: Option<String>,
+    pub name: Option<String>,
+    pub this_function: bool,
+    pub mac: Option<String>,
+    pub link_up: Option<bool>,
+    pub speed_mbps: Option<u32>,
+}
+
+/// The `query` document while a kernel driver holds the function: the keys of [`QueryJson`],
+/// `null` where only the adapter's firmware knows, with `note` saying how to get those.
+#[derive(Debug, Serialize)]
+pub struct KernelQueryJson {
+    pub device: String,
+    /// [`SOURCE_KERNEL`].
+    pub source: &'static str,
+    pub pci: PciIds,
+    pub chip: Option<&'static str>,
+    pub model: Option<String>,
+    pub description: Option<String>,
+    pub manufacturer: Option<String>,
+    pub serial: Option<String>,
+    pub asic_revision: Option<u8>,
+    pub firmware: KernelFirmwareJson,
+    pub function_mode: Option<u32>,
+    pub function_mode_flags: Option<Vec<&'static str>>,
+    /// `true` when an RDMA device sits on the function; `false` when ocrdma is loaded and made
+    /// none for it (it attaches to every be2net function that runs RoCE); else unknown.
+    pub roce_enabled: Option<bool>,
+    pub profile: Option<ProfilePair>,
+    /// `true` when the driver reports other firmware on flash than running; else unknown (a
+    /// pending profile is only visible to the firmware).
+    pub reset_required: Option<bool>,
+    pub ports: Vec<KernelPortJson>,
+    pub driver: Option<DriverJson>,
+    pub note: Option<String>,
+}
+
+impl KernelQueryJson {
+    /// The document for `view`; `ocrdma_loaded` tells an absent RDMA device apart from RoCE
+    /// off.
+    pub fn of(device: String, view: &DriverView, ocrdma_loaded: bool) -> Self {
+        let [vendor, device_id, subsystem_vendor, subsystem] = view.ids;
+        let fw = view.firmware.as_ref();
+        let roce_enabled = match (view.rdma.is_empty(), ocrdma_loaded) {
+            (false, _) => Some(true),
+            (true, true) => Some(false),
+            (true, false) => None,
+        };
+        let netdevs: Vec<String> = view.netdevs.iter().map(|n| n.name.clone()).collect();
+        let going = if netdevs.is_empty() { String::new() } else { format!(", taking {} down", netdevs.join(", ")) };
+        let mut note = format!(
+            "{} holds {}: this is what the kernel knows; the profiles, function mode, model and serial are the \
+             adapter's firmware's to say: `ocetool --unbind query` reads them through the mailbox (the driver is \
+             given the function back afterwards{going})",
+            view.driver, view.address
+        );
+        if let Some(why) = &view.firmware_note {
+            note.push_str(&format!("; no firmware version from the driver: {why}"));
+        }
+        Self {
+            device,
+            source: SOURCE_KERNEL,
+            pci: PciIds {
+                vendor_id: id_string(vendor),
+                device_id: id_string(device_id),
+                subsystem_vendor_id: id_string(subsystem_vendor),
+                subsystem_id: id_string(subsystem),
+            },
+            chip: ids::identify(vendor, device_id).map(|k| k.chip.name()),
+            model: None,
+            description: None,
+            manufacturer: None,
+            serial: None,
+            asic_revision: None,
+            firmware: KernelFirmwareJson {
+                running: fw.map(|f| f.running.clone()),
+                stored: fw.map(|f| f.stored.clone()),
+                backup_running: None,
+            },
+            function_mode: None,
+            function_mode_flags: None,
+            roce_enabled,
+            profile: None,
+            reset_required: fw.filter(|f| f.running != f.stored).map(|_| true),
+            ports: view
+                .netdevs
+                .iter()
+                .map(|n| KernelPortJson {
+                    index: None,
+                    netdev: Some(n.name.clone()),
+                    name: None,
+                    this_function: true,
+                    mac: n.mac.clone(),
+                    link_up: Some(n.link_up),
+                    speed_mbps: n.speed_mbps,
+                })
+                .collect(),
+            driver: Some(DriverJson { name: view.driver.clone(), netdevs, rdma_devices: view.rdma.clone() }),
+            note: Some(note),
         }
     }
 }

@@ -1,19 +1,20 @@
 //! Opening an adapter for one command: with the device selected and locked (`device.rs`), open
-//! the PCI function (emulator or VFIO), bring up the bootstrap mailbox, and run a job generic
-//! over the function type (design.md §2: monomorphised, no `Box<dyn>`).
+//! the PCI function (emulator, VFIO or sysfs), bring up the bootstrap mailbox, and run a job
+//! generic over the function type (design.md §2: monomorphised, no `Box<dyn>`).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use oce_mailbox::{BootstrapMailbox, SystemClock, Timeouts};
-use oce_pci::signals;
-use oce_pci::{HandOff, HandOffOptions, KernelSysfs, PciAddress, PciFunction, Roots, VfioFunction, sysfs};
+use oce_pci::handoff::{Plan, Target};
+use oce_pci::{Backend, HandOff, HandOffOptions, KernelSysfs, PciAddress, PciError, PciFunction};
+use oce_pci::{SysfsFunction, VfioFunction, backend, signals};
 
 use crate::args::GlobalArgs;
 use crate::device::{DeviceSpec, check_supported, lock_device, select_device};
 use crate::emulator::{open_emulator, print_events};
 use crate::error::{CliError, CliResult, ErrorKind, mailbox_error, pci_error, stopped};
-use crate::output::confirm;
+use crate::handoff::{HandOffJson, Handed, confirm_unbind};
 
 /// An adapter ready for commands.
 #[derive(Debug)]
@@ -51,15 +52,20 @@ pub enum Unbind {
 }
 
 /// Selects, locks and opens the device, then runs `job` on it.
-pub fn run_job<J: Job>(global: &GlobalArgs, job: J) -> CliResult<J::Output> {
+pub fn run_job<J: Job>(global: &GlobalArgs, job: J) -> CliResult<Handed<J::Output>> {
     let unbind = if global.unbind { Unbind::Ask } else { Unbind::No };
     run_job_on(global, &select_device(global)?, unbind, job)
 }
 
 /// Locks and opens `spec`, then runs `job` on it.
-pub fn run_job_on<J: Job>(global: &GlobalArgs, spec: &DeviceSpec, unbind: Unbind, job: J) -> CliResult<J::Output> {
+pub fn run_job_on<J: Job>(
+    global: &GlobalArgs,
+    spec: &DeviceSpec,
+    unbind: Unbind,
+    job: J,
+) -> CliResult<Handed<J::Output>> {
     if let DeviceSpec::Pci(addr) = spec {
-        check_supported(&Roots::new(&global.sysfs_root, &global.dev_root), *addr)?;
+        check_supported(&global.roots(), *addr)?;
     }
     let _lock = lock_device(global, spec)?;
     match spec {
@@ -70,59 +76,62 @@ pub fn run_job_on<J: Job>(global: &GlobalArgs, spec: &DeviceSpec, unbind: Unbind
             if global.verbose >= 3 {
                 print_events(&emu);
             }
-            finish(out)
+            finish(out).map(Handed::without)
         }
         DeviceSpec::Pci(addr) => run_on_pci(global, *addr, spec, unbind, job),
     }
 }
 
-/// The real-hardware path: hand the function to vfio-pci (design.md §5), open it through VFIO,
-/// run the job, and give the function back to its driver on every path.
+/// The real-hardware path: choose the backend (VFIO with an IOMMU group, sysfs without), hand
+/// the adapter's functions over as that backend needs them (design.md §5), open the function,
+/// run the job, and give every function back to its driver on every path.
 fn run_on_pci<J: Job>(
     global: &GlobalArgs,
     addr: PciAddress,
     spec: &DeviceSpec,
     unbind: Unbind,
     job: J,
-) -> CliResult<J::Output> {
-    let roots = Roots::new(&global.sysfs_root, &global.dev_root);
-    if unbind == Unbind::Ask {
-        confirm_unbind(global, &roots, addr)?;
-    }
-    let options = HandOffOptions { allow_unbind: unbind != Unbind::No, ..HandOffOptions::default() };
-    tracing::info!(%addr, "handing the function to vfio-pci");
-    let handoff = HandOff::acquire(addr, &roots, &options, Arc::new(KernelSysfs))
+) -> CliResult<Handed<J::Output>> {
+    let roots = global.roots();
+    let choice = backend::choose(&roots, addr, global.backend.request()).map_err(|e| pci_error("", &e))?;
+    let target = match choice.backend {
+        Backend::Vfio => Target::VfioPci,
+        Backend::Sysfs => Target::Detached,
+    };
+    let plan = Plan::new(addr, &roots, target, unbind != Unbind::No)
         .map_err(|e| pci_error(&format!("cannot take {addr} for ocetool"), &e))?;
-    let out = signals::check()
-        .map_err(|e| pci_error("", &e))
-        .and_then(|()| VfioFunction::open(&handoff).map_err(|e| pci_error(&format!("cannot open {addr}"), &e)))
-        .and_then(|func| open_session(func, spec.clone(), timeouts(global), job.needs_ready_adapter()))
-        .and_then(|mut session| job.run(&mut session));
-    tracing::info!(%addr, "giving the function back to its driver");
+    if unbind == Unbind::Ask {
+        confirm_unbind(global, &plan)?;
+    }
+    tracing::info!(%addr, backend = %choice.backend, moves = plan.moves.len(), "handing the adapter over");
+    let handoff = HandOff::execute(plan, &roots, HandOffOptions::default().timeout, Arc::new(KernelSysfs))
+        .map_err(|e| pci_error(&format!("cannot take {addr} for ocetool"), &e))?;
+    let record = HandOffJson::new(&choice, handoff.moved());
+    let opened = |e: PciError| pci_error(&format!("cannot open {addr} through the {} backend", choice.backend), &e);
+    let initialize = job.needs_ready_adapter();
+    let out = signals::check().map_err(|e| pci_error("", &e)).and_then(|()| match choice.backend {
+        Backend::Vfio => VfioFunction::open(&handoff)
+            .map_err(opened)
+            .and_then(|func| open_session(func, spec.clone(), timeouts(global), initialize))
+            .and_then(|mut session| job.run(&mut session)),
+        Backend::Sysfs => SysfsFunction::open(&handoff)
+            .map_err(opened)
+            .and_then(|func| open_session(func, spec.clone(), timeouts(global), initialize))
+            .and_then(|mut session| job.run(&mut session)),
+    });
+    tracing::info!(%addr, "giving the adapter's functions back to their drivers");
     let restored = handoff.restore().map_err(|e| {
         pci_error(&format!("{addr} could not be given back to its driver"), &e)
             .hint("check `ls -l /sys/bus/pci/devices/ADDR/driver`; `echo ADDR > /sys/bus/pci/drivers_probe` rebinds it")
     });
     match (finish(out), restored) {
-        (Ok(v), Ok(())) => Ok(v),
+        (Ok(v), Ok(())) => Ok(Handed { output: v, handoff: Some(record) }),
         (Err(e), Ok(())) | (Ok(_), Err(e)) => Err(e),
         (Err(mut e), Err(r)) => {
             e.causes.push(r.message);
             Err(e)
         }
     }
-}
-
-/// Asks before `--unbind` takes a function from its kernel driver, naming what goes down with it.
-fn confirm_unbind(global: &GlobalArgs, roots: &Roots, addr: PciAddress) -> CliResult<()> {
-    let driver =
-        sysfs::bound_driver(roots, addr).map_err(|e| pci_error(&format!("cannot read {addr}'s driver"), &e))?;
-    let Some(driver) = driver.filter(|d| d != sysfs::VFIO_PCI) else { return Ok(()) };
-    let deps = sysfs::dependents(roots, addr).map_err(|e| pci_error(&format!("cannot read {addr}'s devices"), &e))?;
-    let going = deps.describe();
-    let impact =
-        if going.is_empty() { String::new() } else { format!("; going down until it is back: {}", going.join(", ")) };
-    confirm(global.yes, &format!("unbind {driver} from {addr} for the length of this command{impact}"))
 }
 
 /// Turns a stop request that arrived while the job ran into exit 130 / 143: the command in

@@ -8,9 +8,10 @@
 #     and a SIGTERM in the middle of a command;
 #   - sysfs afterwards: e1000 bound to e1000 again, edu unbound as it was found;
 #   - `ocetool list --all --json`: sees both devices with the right drivers;
-#   - `ocetool --device <e1000> query`: refused without --unbind (exit 4); with --unbind it reaches
-#     the mailbox through VfioFunction, fails there (an e1000 is no OneConnect), and gives the
-#     e1000 back to its driver.
+#   - `ocetool --device <e1000> profiles`: refused without --unbind (exit 4); `query` without
+#     --unbind answers from the kernel (the ethtool ioctl on the real driver); with --unbind it
+#     reaches the mailbox through VfioFunction, fails there (an e1000 is no OneConnect), and gives
+#     the e1000 back to its driver.
 # QEMU is the sid build every guest test uses (tests/qemu/get-qemu.sh); the guest helpers come from
 # tests/qemu/guest.sh. Nothing touches the host's PCI devices; only apt-get needs root.
 #
@@ -80,8 +81,8 @@ MODS=$(for m in vfio-pci vfio_iommu_type1 e1000; do modprobe -d "$WORK/kpkg" -S 
 GUEST_TESTS="edu_config_bar_and_dma_through_vfio e1000_hand_off_and_back sigterm_mid_command_restores_e1000"
 # Every check ID the run must report as passed: the guest tests, then the guest's own checks, then
 # the host's checks of the guest's `ocetool list` output.
-EXPECTED_CHECKS="$GUEST_TESTS sysfs-e1000-rebound sysfs-edu-unbound cli-not-oneconnect cli-no-unbind cli-unbind \
-  list-edu list-e1000"
+EXPECTED_CHECKS="$GUEST_TESTS sysfs-e1000-rebound sysfs-edu-unbound cli-not-oneconnect cli-no-unbind \
+  cli-kernel-query cli-unbind list-edu list-e1000"
 
 # 3. The guest programs, static glibc binaries (pci-driver does not build for musl). ocetool is
 #    built with the test feature `unsafe-any-device`, so it honours OCETOOL_UNSAFE_ANY_DEVICE=1
@@ -149,9 +150,15 @@ else
   ocetool --device "$E1000" --unbind --yes query 2>/tmp/err; RC=$?; cat /tmp/err
   [ "$RC" = 3 ] && grep -q "not an Emulex OneConnect function" /tmp/err && [ "$(drv "$E1000")" = e1000 ]
   check "cli-not-oneconnect ocetool --device e1000 --unbind query: refused as not OneConnect, exit 3 (was $RC), e1000 untouched" $?
-  OCETOOL_UNSAFE_ANY_DEVICE=1 ocetool --device "$E1000" query; RC=$?
+  OCETOOL_UNSAFE_ANY_DEVICE=1 ocetool --device "$E1000" profiles; RC=$?
   [ "$RC" = 4 ] && [ "$(drv "$E1000")" = e1000 ]
-  check "cli-no-unbind ocetool --device e1000 query without --unbind: exit 4 (was $RC)" $?
+  check "cli-no-unbind ocetool --device e1000 profiles without --unbind: exit 4 (was $RC)" $?
+  # query without --unbind answers from the kernel while the driver holds the function: the
+  # ETHTOOL_GDRVINFO ioctl reaches the real e1000 driver (which reports no firmware version).
+  OCETOOL_UNSAFE_ANY_DEVICE=1 ocetool --device "$E1000" --json query >/tmp/kq.json; RC=$?; cat /tmp/kq.json
+  [ "$RC" = 0 ] && grep -q '"source": "kernel"' /tmp/kq.json && grep -q 'reports no firmware version' /tmp/kq.json \
+    && [ "$(drv "$E1000")" = e1000 ]
+  check "cli-kernel-query ocetool --device e1000 query: answered from the kernel (source kernel, the driver asked), exit 0 (was $RC)" $?
   OCETOOL_UNSAFE_ANY_DEVICE=1 ocetool --device "$E1000" --unbind --yes query 2>/tmp/err; RC=$?; cat /tmp/err
   [ "$RC" = 1 ] && grep -q SLI_INTF /tmp/err && [ "$(drv "$E1000")" = e1000 ]
   check "cli-unbind ocetool --device e1000 --unbind query: reached the mailbox (SLI_INTF), exit 1 (was $RC), e1000 bound again" $?

@@ -60,7 +60,7 @@ pub fn run(global: &GlobalArgs) -> CliResult<DoctorReport> {
     };
     let host = host_checks(&roots, target, locked_memory_needed());
     let device = match &spec {
-        Ok(_) => run_job(global, ReadFacts).map_err(|e| e.message),
+        Ok(_) => run_job(global, ReadFacts).map(|h| h.output).map_err(|e| e.message),
         Err(e) => Err(e.message.clone()),
     };
     let checks = oce_mailbox::doctor::report(&host, target, &device);

@@ -3,23 +3,24 @@
 
 use std::fmt::Write as _;
 
+use oce_pci::PciError;
 use oce_pci::discover::{Inventory, Scope, discover};
-use oce_pci::{PciError, Roots};
 use serde::Serialize;
 
 use crate::args::GlobalArgs;
 use crate::error::{CliError, CliResult, ErrorKind};
 use crate::output::Report;
 
-/// The `list` document: `adapters[]` (each with `functions[]`), `other_functions[]` (with
-/// `--all`), `vfio_pci_loaded`, `lockdown`, `lockdown_note`.
+/// The `list` document: `adapters[]` (each with `functions[]`, which say the backend each
+/// function would use and why), `other_functions[]` (with `--all`), `vfio_pci_loaded`,
+/// `lockdown`, `lockdown_note`.
 #[derive(Debug, Serialize)]
 #[serde(transparent)]
 pub struct ListReport(Inventory);
 
 /// Runs `list` against the sysfs tree at `--sysfs-root`; `all` adds the non-OneConnect functions.
 pub fn run(global: &GlobalArgs, all: bool) -> CliResult<ListReport> {
-    let roots = Roots::new(&global.sysfs_root, "/dev");
+    let roots = global.roots();
     let scope = if all { Scope::All } else { Scope::OneConnect };
     discover(&roots, scope).map(ListReport).map_err(|e: PciError| {
         CliError::from_error(ErrorKind::Failed, "cannot read the PCI devices from sysfs", &e)
@@ -49,16 +50,21 @@ impl Report for ListReport {
                     None => "usable".to_owned(),
                     Some(reason) => format!("not usable: {reason}"),
                 };
+                let backend = f.backend.map_or("-", |b| b.name());
                 let _ = writeln!(
                     out,
-                    "  {}  {:04x}:{:04x}  {:<6}  driver {:<9} group {:<5} {usable}",
+                    "  {}  {:04x}:{:04x}  {:<6}  driver {:<9} group {:<5} backend {:<6} {usable}",
                     f.address,
                     f.vendor_id,
                     f.device_id,
                     f.kind,
                     or_none(f.driver.as_deref()),
                     group(f.iommu_group),
+                    backend,
                 );
+                if let Some(why) = &f.backend_reason {
+                    let _ = writeln!(out, "      {backend}: {why}");
+                }
             }
         }
         if !inv.other_functions.is_empty() {

@@ -10,6 +10,7 @@ pub mod list;
 pub mod port;
 pub mod profiles;
 pub mod query;
+pub mod query_kernel;
 pub mod raw;
 pub mod reset;
 pub mod set_profile;

@@ -158,7 +158,7 @@ fn apply_one(global: &GlobalArgs, roots: &Roots, rules: &[Rule], spec: &DeviceSp
             Unbind::No
         };
         let busy = drivers_on_the_card(roots, spec)?;
-        run_job_on(global, spec, unbind, ApplyAdapter { candidates, slot, busy, dry_run }).map(Some)
+        run_job_on(global, spec, unbind, ApplyAdapter { candidates, slot, busy, dry_run }).map(|h| Some(h.output))
     };
     match work() {
         Ok(Some(done)) => done,

@@ -60,7 +60,7 @@ pub fn run(global: &GlobalArgs, file: &Path, allow_downgrade: bool) -> CliResult
     }
     let map = map_file(file).map_err(|e| image_error("cannot read the image", &e))?;
     let job = OnDevice { map, policy: Policy { allow_downgrade, force: false } };
-    let (device, answer) = run_job(global, job)?;
+    let (device, answer) = run_job(global, job)?.output;
     out.device = Some(device);
     match answer {
         Ok(version_change) => {

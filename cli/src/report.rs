@@ -18,6 +18,40 @@ pub struct PciIds {
     pub subsystem_id: String,
 }
 
+impl PciIds {
+    /// The IDs as strings: vendor, device, subsystem vendor, subsystem.
+    pub fn of(vendor: u16, device: u16, subsystem_vendor: u16, subsystem: u16) -> Self {
+        Self {
+            vendor_id: id_string(vendor),
+            device_id: id_string(device),
+            subsystem_vendor_id: id_string(subsystem_vendor),
+            subsystem_id: id_string(subsystem),
+        }
+    }
+
+    /// `10df:0720 subsystem 10df:e702`, for text output.
+    pub fn text(&self) -> String {
+        let bare = |id: &str| id.trim_start_matches("0x").to_owned();
+        format!(
+            "{}:{} subsystem {}:{}",
+            bare(&self.vendor_id),
+            bare(&self.device_id),
+            bare(&self.subsystem_vendor_id),
+            bare(&self.subsystem_id)
+        )
+    }
+}
+
+/// A port's link for text output: `link up, 10000 Mb/s`, `link down`, ...
+pub fn link_text(link_up: Option<bool>, speed_mbps: Option<u32>) -> String {
+    match (link_up, speed_mbps) {
+        (Some(true), Some(s)) => format!("link up, {s} Mb/s"),
+        (Some(true), None) => "link up".into(),
+        (Some(false), _) => "link down".into(),
+        (None, _) => "link unknown".into(),
+    }
+}
+
 /// `firmware`: running and stored versions.
 #[derive(Debug, Clone, Serialize)]
 pub struct FirmwareJson {
@@ -163,12 +197,7 @@ impl QueryJson {
         Self {
             device,
             source: SOURCE_ADAPTER,
-            pci: PciIds {
-                vendor_id: id_string(id.vendor_id),
-                device_id: id_string(id.device_id),
-                subsystem_vendor_id: id_string(id.subsystem_vendor_id),
-                subsystem_id: id_string(id.subsystem_id),
-            },
+            pci: PciIds::of(id.vendor_id, id.device_id, id.subsystem_vendor_id, id.subsystem_id),
             chip: id.chip.map(|c| c.name()),
             model: id.model.clone(),
             description: id.description.clone(),
@@ -288,12 +317,7 @@ impl KernelQueryJson {
         Self {
             device,
             source: SOURCE_KERNEL,
-            pci: PciIds {
-                vendor_id: id_string(vendor),
-                device_id: id_string(device_id),
-                subsystem_vendor_id: id_string(subsystem_vendor),
-                subsystem_id: id_string(subsystem),
-            },
+            pci: PciIds::of(vendor, device_id, subsystem_vendor, subsystem),
             chip: ids::identify(vendor, device_id).map(|k| k.chip.name()),
             model: None,
             description: None,

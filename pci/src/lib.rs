@@ -132,6 +132,20 @@ pub trait PciFunction: std::fmt::Debug {
     fn alloc_dma(&self, len: usize) -> Result<Self::Dma, PciError>;
 }
 
+/// Offset of BAR0; BAR n is at `BAR0_OFFSET + 4 * n` (PCI Local Bus spec, type 0 header).
+const BAR0_OFFSET: u16 = 0x10;
+/// BAR bit 0: set for an I/O-space BAR, clear for a memory BAR (PCI Local Bus spec §6.2.5.1).
+const BAR_IO_SPACE: u32 = 1 << 0;
+
+/// Checks that `bar` is one of the six BARs of a type 0 header and a memory BAR, as its register
+/// in config space says: ocetool maps memory BARs only. Shared by both backends.
+pub(crate) fn check_memory_bar(config: &impl ConfigSpace, bar: u8) -> Result<(), PciError> {
+    if bar > 5 || config.read32(BAR0_OFFSET + 4 * u16::from(bar))? & BAR_IO_SPACE != 0 {
+        return Err(PciError::NoSuchBar { bar });
+    }
+    Ok(())
+}
+
 /// Checks that `off..off + len` lies inside a buffer of `size` bytes.
 ///
 /// Shared by every [`DmaBuffer`] implementation so that all of them reject the same accesses.

@@ -6,7 +6,7 @@ use oce_pci::PciFunction;
 
 use crate::error::{CliResult, mailbox_error};
 use crate::output::{Report, printable};
-use crate::report::QueryJson;
+use crate::report::{QueryJson, link_text};
 use crate::session::{Job, Session};
 
 /// The `query` job.
@@ -28,16 +28,7 @@ impl Report for QueryJson {
         let mut line = |k: &str, v: String| out.push_str(&format!("{k:<15}{v}\n"));
         line("Adapter", format!("{}: {}", printable(&self.model), printable(&self.description)));
         line("Device", self.device.clone());
-        line(
-            "PCI ID",
-            format!(
-                "{}:{} subsystem {}:{}",
-                &self.pci.vendor_id[2..],
-                &self.pci.device_id[2..],
-                &self.pci.subsystem_vendor_id[2..],
-                &self.pci.subsystem_id[2..]
-            ),
-        );
+        line("PCI ID", self.pci.text());
         line("Chip", format!("{}, ASIC revision {:#04x}", self.chip.unwrap_or("unknown"), self.asic_revision));
         line("Serial", printable(&self.serial).into_owned());
         let fw = &self.firmware;
@@ -69,12 +60,7 @@ impl Report for QueryJson {
         for port in &self.ports {
             let name = port.name.as_deref().map_or_else(|| "?".into(), |n| printable(n).into_owned());
             if port.this_function {
-                let link = match (port.link_up, port.speed_mbps) {
-                    (Some(true), Some(s)) => format!("link up, {s} Mb/s"),
-                    (Some(true), None) => "link up".into(),
-                    (Some(false), _) => "link down".into(),
-                    (None, _) => "link unknown".into(),
-                };
+                let link = link_text(port.link_up, port.speed_mbps);
                 out.push_str(&format!(
                     "  {}  name {}  {}  {}\n",
                     port.index,

@@ -15,7 +15,7 @@ use crate::device::{DeviceSpec, check_supported, lock_device, select_device};
 use crate::error::{CliResult, pci_error};
 use crate::handoff::Handed;
 use crate::output::{Report, printable};
-use crate::report::{KernelQueryJson, QueryJson};
+use crate::report::{KernelQueryJson, QueryJson, link_text};
 use crate::session::run_job;
 
 /// A `query` answer, from the adapter or from the kernel.
@@ -70,16 +70,7 @@ impl Report for KernelQueryJson {
         let mut line = |k: &str, v: String| out.push_str(&format!("{k:<15}{v}\n"));
         let driver = self.driver.as_ref().map_or("its driver", |d| d.name.as_str());
         line("Device", format!("{} (held by {driver}: what the kernel knows)", self.device));
-        line(
-            "PCI ID",
-            format!(
-                "{}:{} subsystem {}:{}",
-                &self.pci.vendor_id[2..],
-                &self.pci.device_id[2..],
-                &self.pci.subsystem_vendor_id[2..],
-                &self.pci.subsystem_id[2..]
-            ),
-        );
+        line("PCI ID", self.pci.text());
         line("Chip", self.chip.unwrap_or("unknown").to_owned());
         let fw = &self.firmware;
         line(
@@ -104,12 +95,7 @@ impl Report for KernelQueryJson {
         );
         out.push_str("Interfaces\n");
         for port in &self.ports {
-            let link = match (port.link_up, port.speed_mbps) {
-                (Some(true), Some(s)) => format!("link up, {s} Mb/s"),
-                (Some(true), None) => "link up".into(),
-                (Some(false), _) => "link down".into(),
-                (None, _) => "link unknown".into(),
-            };
+            let link = link_text(port.link_up, port.speed_mbps);
             out.push_str(&format!(
                 "  {}  {}  {link}\n",
                 printable(port.netdev.as_deref().unwrap_or("?")),

@@ -28,7 +28,7 @@ use dma::{DmaArena, HugePage};
 
 use crate::backend::sysfs_blockers;
 use crate::handoff::{HandOff, Target};
-use crate::{ConfigSpace, PciAddress, PciError, PciFunction};
+use crate::{ConfigSpace, PciAddress, PciError, PciFunction, check_memory_bar};
 
 /// Offset of the command register in config space (PCI Local Bus spec, type 0 header).
 const COMMAND_OFFSET: u16 = 0x04;
@@ -36,10 +36,6 @@ const COMMAND_OFFSET: u16 = 0x04;
 const COMMAND_MEMORY: u16 = 1 << 1;
 /// Command register bit 2: Bus Master Enable (PCI Local Bus spec §6.2.2).
 const COMMAND_BUS_MASTER: u16 = 1 << 2;
-/// Offset of BAR0; BAR n is at `BAR0_OFFSET + 4 * n` (PCI Local Bus spec, type 0 header).
-const BAR0_OFFSET: u16 = 0x10;
-/// BAR bit 0: set for an I/O-space BAR, clear for a memory BAR.
-const BAR_IO_SPACE: u32 = 1 << 0;
 
 /// A PCI function driven through sysfs.
 #[derive(Debug)]
@@ -94,12 +90,7 @@ impl<'h> PciFunction for SysfsFunction<'h> {
     }
 
     fn map_bar(&self, bar: u8, min_len: u64) -> Result<SysfsBar<'h>, PciError> {
-        if bar > 5 {
-            return Err(PciError::NoSuchBar { bar });
-        }
-        if self.config.read32(BAR0_OFFSET + 4 * u16::from(bar))? & BAR_IO_SPACE != 0 {
-            return Err(PciError::NoSuchBar { bar });
-        }
+        check_memory_bar(&self.config, bar)?;
         SysfsBar::map(self.handoff.roots(), self.address, bar, min_len)
     }
 
@@ -151,24 +142,40 @@ impl SysfsConfig {
         Ok(())
     }
 
-    fn io_error(&self, off: u16, write: bool) -> impl FnOnce(std::io::Error) -> PciError {
-        let address = self.address;
-        move |source| PciError::ConfigIo { address, off, write, source }
+    /// Reads the `N` bytes at `off`, which must be `N`-aligned and inside config space.
+    fn read_bytes<const N: usize>(&self, off: u16) -> Result<[u8; N], PciError> {
+        self.check(off, N as u16)?;
+        let mut raw = [0u8; N];
+        self.file.read_exact_at(&mut raw, u64::from(off)).map_err(|source| PciError::ConfigIo {
+            address: self.address,
+            off,
+            write: false,
+            source,
+        })?;
+        Ok(raw)
+    }
+
+    /// Writes `bytes` at `off` in one `pwrite`, which the kernel turns into one config write of
+    /// that width (`pci_write_config`, drivers/pci/pci-sysfs.c).
+    fn write_bytes(&self, off: u16, bytes: &[u8]) -> Result<(), PciError> {
+        self.check(off, bytes.len() as u16)?;
+        self.file.write_all_at(bytes, u64::from(off)).map_err(|source| PciError::ConfigIo {
+            address: self.address,
+            off,
+            write: true,
+            source,
+        })
     }
 
     /// Reads the 16-bit register at `off`.
     fn read16(&self, off: u16) -> Result<u16, PciError> {
-        self.check(off, 2)?;
-        let mut raw = [0u8; 2];
-        self.file.read_exact_at(&mut raw, u64::from(off)).map_err(self.io_error(off, false))?;
-        Ok(u16::from_le_bytes(raw))
+        self.read_bytes(off).map(u16::from_le_bytes)
     }
 
     /// Writes the 16-bit register at `off` alone: the command register is written without its
     /// neighbour, the status register, whose error bits are write-1-to-clear.
     fn write16(&self, off: u16, value: u16) -> Result<(), PciError> {
-        self.check(off, 2)?;
-        self.file.write_all_at(&value.to_le_bytes(), u64::from(off)).map_err(self.io_error(off, true))
+        self.write_bytes(off, &value.to_le_bytes())
     }
 
     /// The size of config space: 256 bytes for conventional PCI, 4096 for PCI Express.
@@ -184,15 +191,11 @@ impl SysfsConfig {
 
 impl ConfigSpace for SysfsConfig {
     fn read32(&self, off: u16) -> Result<u32, PciError> {
-        self.check(off, 4)?;
-        let mut raw = [0u8; 4];
-        self.file.read_exact_at(&mut raw, u64::from(off)).map_err(self.io_error(off, false))?;
-        Ok(u32::from_le_bytes(raw))
+        self.read_bytes(off).map(u32::from_le_bytes)
     }
 
     fn write32(&self, off: u16, value: u32) -> Result<(), PciError> {
-        self.check(off, 4)?;
-        self.file.write_all_at(&value.to_le_bytes(), u64::from(off)).map_err(self.io_error(off, true))
+        self.write_bytes(off, &value.to_le_bytes())
     }
 }
 

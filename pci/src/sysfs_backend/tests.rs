@@ -42,6 +42,10 @@ fn config_space_reads_and_writes_words_in_place() {
     assert!(matches!(config.read32(2), Err(PciError::ConfigOffset { off: 2 })));
     assert!(matches!(config.read32(256), Err(PciError::ConfigOffset { off: 256 })));
     assert!(matches!(config.read16(255), Err(PciError::ConfigOffset { off: 255 })));
+    // BAR0 is a memory BAR, BAR1 an I/O BAR, and there is no BAR6.
+    assert!(crate::check_memory_bar(&config, 0).is_ok());
+    assert!(matches!(crate::check_memory_bar(&config, 1), Err(PciError::NoSuchBar { bar: 1 })));
+    assert!(matches!(crate::check_memory_bar(&config, 6), Err(PciError::NoSuchBar { bar: 6 })));
 }
 
 #[test]

@@ -20,7 +20,7 @@ use pci_driver::device::PciDevice;
 use pci_driver::regions::PciRegion;
 
 use crate::handoff::{HandOff, Target};
-use crate::{ConfigSpace, PciAddress, PciError, PciFunction};
+use crate::{ConfigSpace, PciAddress, PciError, PciFunction, check_memory_bar};
 
 pub use bar::VfioBar;
 pub use dma::VfioDma;
@@ -28,10 +28,6 @@ use iova::IovaSpace;
 
 /// Offset of the command register in config space (PCI Local Bus spec, type 0/1 header).
 const COMMAND_OFFSET: u16 = 0x04;
-/// Offset of BAR0; BAR n is at `BAR0_OFFSET + 4 * n` (PCI Local Bus spec, type 0 header).
-const BAR0_OFFSET: u16 = 0x10;
-/// BAR bit 0: set for an I/O-space BAR, clear for a memory BAR.
-const BAR_IO_SPACE: u32 = 1 << 0;
 
 /// A PCI function opened through VFIO.
 #[derive(Debug)]
@@ -110,13 +106,7 @@ impl<'h> VfioFunction<'h> {
     }
 
     fn bar(&self, bar: u8, min_len: u64, try_map: bool) -> Result<VfioBar<'h>, PciError> {
-        if bar > 5 {
-            return Err(PciError::NoSuchBar { bar });
-        }
-        let raw = self.config.read32(BAR0_OFFSET + 4 * u16::from(bar))?;
-        if raw & BAR_IO_SPACE != 0 {
-            return Err(PciError::NoSuchBar { bar });
-        }
+        check_memory_bar(&self.config, bar)?;
         let region = self.device.bar(usize::from(bar)).ok_or(PciError::NoSuchBar { bar })?;
         if region.len() < min_len {
             return Err(PciError::BarTooSmall { bar, len: region.len(), needed: min_len });

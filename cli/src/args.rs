@@ -48,8 +48,9 @@ pub struct GlobalArgs {
     /// Answer yes to confirmations (required for changes when stdin is not a terminal).
     #[arg(long, short = 'y', global = true)]
     pub yes: bool,
-    /// Hand the function from its current kernel driver (e.g. be2net) to vfio-pci for the
-    /// duration of the command, and give it back afterwards.
+    /// Take the function from its kernel driver (e.g. be2net) for the duration of the command —
+    /// with VFIO, every function of the adapter in its IOMMU group, to vfio-pci — and give each
+    /// back afterwards; the confirmation names what goes down.
     #[arg(long, global = true)]
     pub unbind: bool,
     /// How to reach a real adapter: `vfio` (through vfio-pci; needs the IOMMU), `sysfs` (BARs

@@ -129,8 +129,8 @@ pub enum PciError {
         /// The group's `type` (`DMA`, `DMA-FQ`, ...), empty when unreadable.
         kind: String,
     },
-    /// The host does not let the sysfs backend run.
-    #[error("cannot drive {address} through sysfs: {blocker}")]
+    /// The host does not let the sysfs backend run (the blocker's text names the backend).
+    #[error("{blocker}")]
     SysfsBackend {
         /// The function.
         address: PciAddress,

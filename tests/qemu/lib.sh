@@ -15,7 +15,8 @@
 #                                        the socket; $SERVER_PID
 #   qemu_boot INITRD LOG [APPEND]        boots q35/TCG with intel-iommu,caching-mode=on, RAM from a
 #                                        memfd (share=on), the device at $SOCK as vfio-user-pci;
-#                                        serial to LOG; sets $QRC
+#                                        serial to LOG; sets $QRC. QEMU_VIOMMU=off boots without
+#                                        the vIOMMU (no intel-iommu, intel_iommu=off): no groups
 #   qemu_summary NAME LOG "ID..."        counts GUEST-CHECK lines by ID (a missing or unexpected one
 #                                        fails), fails a guest that never said GUEST-DONE or a QEMU
 #                                        that did not exit 0, prints "NAME: N passed, M failed"
@@ -24,7 +25,7 @@
 # name starts with its ID (`check "bar0-size BAR0 is 16 KiB" $?`). host_check adds one from the
 # host to LOG the same way.
 # Environment: OCETOOL_CACHE (default /var/tmp/ocetool-cache), KERNEL_META (linux-image-amd64),
-# QEMU_TIMEOUT (seconds, default 240), QEMU_SMP (1), QEMU_MEM (512M).
+# QEMU_TIMEOUT (seconds, default 240), QEMU_SMP (1), QEMU_MEM (512M), QEMU_VIOMMU (on).
 
 QEMU_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$QEMU_LIB_DIR/../.." && pwd)
@@ -144,17 +145,18 @@ qemu_serve() {
 
 qemu_boot() {
   local initrd=$1 log=$2 append=${3:-}
-  local mem=${QEMU_MEM:-512M} t1
+  local mem=${QEMU_MEM:-512M} t1 viommu=(-device intel-iommu,caching-mode=on) iommu_arg=intel_iommu=on
+  if [ "${QEMU_VIOMMU:-on}" = off ]; then viommu=(); iommu_arg=intel_iommu=off; fi
   t1=$(date +%s)
   set +e
   timeout "${QEMU_TIMEOUT:-240}" "$QEMU" -accel tcg -machine q35,memory-backend=mem -cpu max \
     -smp "${QEMU_SMP:-1}" -m "$mem" -object "memory-backend-memfd,id=mem,size=$mem,share=on" \
-    -device intel-iommu,caching-mode=on \
+    "${viommu[@]}" \
     -device pcie-root-port,id=rp0,chassis=1,slot=1 \
     -device "{\"driver\":\"vfio-user-pci\",\"id\":\"vfu0\",\"bus\":\"rp0\",\"socket\":{\"type\":\"unix\",\"path\":\"$SOCK\"}}" \
     -nographic -nodefaults -no-reboot -serial stdio -display none \
     -kernel "$VMLINUZ" -initrd "$initrd" \
-    -append "console=ttyS0 intel_iommu=on panic=-1 quiet loglevel=4 edd=off $append" </dev/null 2>&1 |
+    -append "console=ttyS0 $iommu_arg panic=-1 quiet loglevel=4 edd=off $append" </dev/null 2>&1 |
     tr -d '\r' >"$log"
   QRC=${PIPESTATUS[0]}
   set -e

@@ -253,3 +253,18 @@ fn detached_holds_an_unbound_function_and_leaves_it_unbound() {
     );
     assert_eq!(tree.driver_of(port0()), None);
 }
+
+#[test]
+fn detached_in_a_passthrough_group_waits_for_no_vfio_node() {
+    let _s = serial();
+    let tree = FakeTree::new();
+    tree.device(port0(), 0x10df, 0x0720).group(7).driver("be2net");
+    let kernel = Arc::new(FakeKernel::new(&tree).native(port0(), "be2net"));
+    let plan = Plan::new(port0(), tree.roots(), Target::Detached, true).unwrap();
+    assert_eq!(plan.iommu_group, Some(7));
+    let guard = HandOff::execute(plan, tree.roots(), Duration::ZERO, kernel.clone()).unwrap();
+    assert_eq!(tree.driver_of(port0()), None);
+    assert!(!tree.roots().vfio_group_node(7).exists());
+    guard.restore().unwrap();
+    assert_eq!(tree.driver_of(port0()).as_deref(), Some("be2net"));
+}

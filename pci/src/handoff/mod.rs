@@ -250,7 +250,8 @@ impl HandOff {
         if let Some(d) = &m.driver {
             write(writer, roots, &roots.driver_dir(d).join("unbind"), &addr)?;
         }
-        let node = self.group.map(|g| roots.vfio_group_node(g));
+        // vfio-pci creates /dev/vfio/<group> when it takes a function; a detached one has none.
+        let node = self.group.filter(|_| self.target == Target::VfioPci).map(|g| roots.vfio_group_node(g));
         if self.target == Target::VfioPci {
             write(writer, roots, &roots.drivers_probe(), &addr)?;
         }

@@ -238,8 +238,8 @@ fn read_ids(roots: &Roots, address: PciAddress) -> Result<(u16, u16), PciError> 
 /// physical function's domain, bus and device, which every function of one card shares (a
 /// virtual function counts with its physical function).
 pub fn adapter_slot(roots: &Roots, address: PciAddress) -> Result<String, PciError> {
-    let owner = sysfs::physical_function(roots, address)?.unwrap_or(address);
-    Ok(slot_name(owner.domain, owner.bus, owner.device))
+    let (domain, bus, device) = sysfs::adapter_of(roots, address)?;
+    Ok(slot_name(domain, bus, device))
 }
 
 fn slot_name(domain: u16, bus: u8, device: u8) -> String {

@@ -12,7 +12,8 @@
 #     register read (SLI_INTF) as the guest sees it.
 # On the host, after the guest is gone: `ocetool --device emu:DIR query --json` equals the guest's
 # last query field by field (but `device`, the PCI address in the guest and the directory on the
-# host), and shows the new firmware stored and RoCE on; the server ended because the VM went.
+# host, and `handoff`, which only a real PCI function has), and shows the new firmware stored and
+# RoCE on; the server ended because the VM went.
 # The image's version is the factory one with its last number raised, and ocetool's own plan
 # (`fw update --dry-run` on the fresh state) must call it an upgrade before the guest boots.
 # Every JSON document goes out on the serial console between markers and is checked here with jq.
@@ -39,10 +40,7 @@ STATE=$WORK/emu
 IMAGE=$WORK/new.ufi
 : >"$LOG"
 host() { "$HOST_OCETOOL" --device "emu:$STATE" "$@"; }
-host emulator init >/dev/null
-FACTORY=$(host --json query | jq -r .firmware.stored)
-NEW=$(echo "$FACTORY" | awk -F. 'NF == 4 {printf "%d.%d.%d.%d", $1, $2, $3, $4 + 1}')
-"$HOST_OCETOOL" fw build --version "$NEW" -o "$IMAGE" >/dev/null
+qemu_emulated_adapter "$HOST_OCETOOL" "$STATE" "$IMAGE"
 R=0; host --json fw update "$IMAGE" --dry-run | jq -e '.version_change == "upgrade"' >/dev/null || R=1
 host_check "$LOG.host" "version-newer ocetool's plan calls $NEW an upgrade of the factory $FACTORY" $R
 
@@ -52,10 +50,6 @@ cat >"$WORK/init" <<'INIT'
 BDF=$(find_dev 0x10df 0x0720)
 echo "GUEST: kernel $(uname -r), adapter at ${BDF:-nowhere}"
 [ -n "$BDF" ]; check "adapter-present the served adapter is on the guest's PCI bus (10df:0720)" $?
-doc() { # NAME ARGS...: one JSON document between markers, with the exit code
-  name=$1; shift
-  echo "GUEST-JSON-BEGIN $name"; ocetool --json "$@"; rc=$?; echo; echo "GUEST-JSON-END $name rc=$rc"
-}
 if [ -n "$BDF" ]; then
   D=/sys/bus/pci/devices/$BDF
   dmesg | grep "$BDF" | head -5
@@ -102,10 +96,9 @@ SERVER_RC=0; wait "$SERVER_PID" || SERVER_RC=$?
 grep -v '^ocetool: emulator event: ' "$WORK/server.log" || true
 echo "emulator-guest: the server logged $(grep -c '^ocetool: emulator event: Command' "$WORK/server.log" || true) commands"
 
-json() { sed -n "/^GUEST-JSON-BEGIN $1\$/,/^GUEST-JSON-END $1 /{/^GUEST-JSON-/d;p}" "$LOG"; }
-rc() { sed -n "s/^GUEST-JSON-END $1 rc=//p" "$LOG"; }
-# ok ID DESCRIPTION COMMAND...: a host check from a command's exit code.
-ok() { local id=$1 text=$2 r=0; shift 2; "$@" >/dev/null 2>&1 || r=1; host_check "$LOG" "$id $text" $r; }
+json() { qemu_json "$LOG" "$1"; }
+rc() { qemu_rc "$LOG" "$1"; }
+ok() { local check="$1 $2"; shift 2; qemu_ok "$LOG" "$check" "$@"; }
 is_json() { [ "$(rc "$1")" = 0 ] && json "$1" | jq -e "$2"; }
 
 ok list-usable "list: the adapter is usable" \
@@ -118,9 +111,9 @@ ok fw-update-unchanged "a second fw update changes nothing" is_json fw_update2 '
 # The host's view of the same state directory, after the guest is gone.
 R=0; host --json query >"$WORK/host-query.json" || R=1
 json query3 >"$WORK/guest-query.json"
-[ "$R" = 0 ] && [ "$(rc query3)" = 0 ] && jq -S 'del(.device)' "$WORK/host-query.json" >"$WORK/h" &&
-  jq -S 'del(.device)' "$WORK/guest-query.json" >"$WORK/g" && [ -s "$WORK/h" ] && diff -u "$WORK/g" "$WORK/h" || R=1
-host_check "$LOG" "host-query-equals the host's query equals the guest's last one field by field (but device)" $R
+[ "$R" = 0 ] && [ "$(rc query3)" = 0 ] && jq -S 'del(.device, .handoff)' "$WORK/host-query.json" >"$WORK/h" &&
+  jq -S 'del(.device, .handoff)' "$WORK/guest-query.json" >"$WORK/g" && [ -s "$WORK/h" ] && diff -u "$WORK/g" "$WORK/h" || R=1
+host_check "$LOG" "host-query-equals the host's query equals the guest's last one field by field (but device, handoff)" $R
 ok host-state-agrees "the host sees $NEW stored and RoCE on" \
   jq -e --arg v "$NEW" '.firmware.stored == $v and .roce_enabled == true and .profile.next.roce == true' \
   "$WORK/host-query.json"

@@ -4,6 +4,8 @@
 #   find_dev VEN DEV     the address of the first PCI function with these IDs (0x1234 0x0ce0)
 #   drv BDF              the driver bound to BDF, or none
 #   to_vfio BDF          binds BDF to vfio-pci (driver_override + drivers_probe)
+#   doc NAME ARGS...     runs `ocetool --json ARGS` and prints its document between markers, with
+#                        its exit code (qemu_json / qemu_rc read them on the host)
 #   finish               prints GUEST-DONE and powers off
 /bin/busybox mkdir -p /sbin /usr/bin /usr/sbin
 /bin/busybox --install -s
@@ -20,5 +22,9 @@ to_vfio() {
   echo vfio-pci >"/sys/bus/pci/devices/$1/driver_override"
   echo "$1" >/sys/bus/pci/drivers_probe
   [ "$(drv "$1")" = vfio-pci ]
+}
+doc() {
+  name=$1; shift
+  echo "GUEST-JSON-BEGIN $name"; ocetool --json "$@"; rc=$?; echo; echo "GUEST-JSON-END $name rc=$rc"
 }
 finish() { echo "GUEST-DONE"; poweroff -f; }

@@ -21,7 +21,15 @@
 #                                        fails), fails a guest that never said GUEST-DONE or a QEMU
 #                                        that did not exit 0, prints "NAME: N passed, M failed"
 #
-# Inside the guest, /lib/guest.sh gives check, find_dev and finish (see that file); a check's
+#   qemu_emulated_adapter OCETOOL STATE IMAGE
+#                                        a factory-fresh emulated adapter in STATE and, in IMAGE, a
+#                                        firmware image one version above its factory firmware;
+#                                        sets $FACTORY and $NEW (the versions)
+#   qemu_json LOG NAME, qemu_rc LOG NAME the JSON document the guest printed with `doc NAME ...`,
+#                                        and its exit code
+#   qemu_ok LOG "ID TEXT" COMMAND...     a host check from a command's exit code
+#
+# Inside the guest, /lib/guest.sh gives check, find_dev, doc and finish (see that file); a check's
 # name starts with its ID (`check "bar0-size BAR0 is 16 KiB" $?`). host_check adds one from the
 # host to LOG the same way.
 # Environment: OCETOOL_CACHE (default /var/tmp/ocetool-cache), KERNEL_META (linux-image-amd64),
@@ -167,6 +175,23 @@ qemu_boot() {
 # host_check LOG "ID description" RC: a check made on the host, counted like the guest's.
 host_check() {
   if [ "$3" = 0 ]; then echo "GUEST-CHECK PASS $2"; else echo "GUEST-CHECK FAIL $2"; fi >>"$1"
+}
+
+qemu_emulated_adapter() {
+  local ocetool=$1 state=$2 image=$3
+  "$ocetool" --device "emu:$state" emulator init >/dev/null
+  FACTORY=$("$ocetool" --device "emu:$state" --json query | jq -r .firmware.stored)
+  NEW=$(echo "$FACTORY" | awk -F. 'NF == 4 {printf "%d.%d.%d.%d", $1, $2, $3, $4 + 1}')
+  "$ocetool" fw build --version "$NEW" -o "$image" >/dev/null
+}
+
+qemu_json() { sed -n "/^GUEST-JSON-BEGIN $2\$/,/^GUEST-JSON-END $2 /{/^GUEST-JSON-/d;p}" "$1"; }
+qemu_rc() { sed -n "s/^GUEST-JSON-END $2 rc=//p" "$1"; }
+qemu_ok() {
+  local log=$1 check=$2 r=0
+  shift 2
+  "$@" >/dev/null 2>&1 || r=1
+  host_check "$log" "$check" $r
 }
 
 # Stops the server this library started (by PID), if it still runs.

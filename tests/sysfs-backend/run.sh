@@ -37,10 +37,7 @@ LOG=$WORK/serial.log
 STATE=$WORK/emu
 IMAGE=$WORK/new.ufi
 host() { "$HOST_OCETOOL" --device "emu:$STATE" "$@"; }
-host emulator init >/dev/null
-FACTORY=$(host --json query | jq -r .firmware.stored)
-NEW=$(echo "$FACTORY" | awk -F. 'NF == 4 {printf "%d.%d.%d.%d", $1, $2, $3, $4 + 1}')
-"$HOST_OCETOOL" fw build --version "$NEW" -o "$IMAGE" >/dev/null
+qemu_emulated_adapter "$HOST_OCETOOL" "$STATE" "$IMAGE"
 
 cat >"$WORK/init" <<'INIT'
 #!/bin/busybox sh
@@ -48,10 +45,6 @@ cat >"$WORK/init" <<'INIT'
 BDF=$(find_dev 0x10df 0x0720)
 echo "GUEST: kernel $(uname -r), adapter at ${BDF:-nowhere}, $(ls /sys/kernel/iommu_groups | wc -l) IOMMU groups"
 [ -n "$BDF" ]; check "adapter-present the served adapter is on the guest's PCI bus (10df:0720)" $?
-doc() { # NAME ARGS...: one JSON document between markers, with the exit code
-  name=$1; shift
-  echo "GUEST-JSON-BEGIN $name"; ocetool --json "$@"; rc=$?; echo; echo "GUEST-JSON-END $name rc=$rc"
-}
 if [ -n "$BDF" ]; then
   D=/sys/bus/pci/devices/$BDF
   command_word() { od -An -tx2 -j4 -N2 "$D/config" | tr -d ' '; }
@@ -86,10 +79,9 @@ QEMU_VIOMMU=off qemu_boot "$WORK/initramfs.cpio.gz" "$LOG"
 SERVER_RC=0; wait "$SERVER_PID" || SERVER_RC=$?
 cat "$WORK/server.log"
 
-json() { sed -n "/^GUEST-JSON-BEGIN $1\$/,/^GUEST-JSON-END $1 /{/^GUEST-JSON-/d;p}" "$LOG"; }
-rc() { sed -n "s/^GUEST-JSON-END $1 rc=//p" "$LOG"; }
-# ok ID DESCRIPTION COMMAND...: a host check from a command's exit code.
-ok() { local id=$1 text=$2 r=0; shift 2; "$@" >/dev/null 2>&1 || r=1; host_check "$LOG" "$id $text" $r; }
+json() { qemu_json "$LOG" "$1"; }
+rc() { qemu_rc "$LOG" "$1"; }
+ok() { local check="$1 $2"; shift 2; qemu_ok "$LOG" "$check" "$@"; }
 has() { [ "$(rc "$1")" = "$2" ] && json "$1" | jq -e "$3"; }
 FUNCTION='.adapters[].functions[] | select(.device_id == "0x0720")'
 

@@ -14,6 +14,7 @@ use serde::Serialize;
 use crate::PciAddress;
 use crate::backend;
 use crate::discover::{Adapter, Scope, discover};
+use crate::handoff::HOLD_OVERRIDE;
 use crate::host::{self, RdmaDevice};
 use crate::ids::{Chip, FunctionKind};
 use crate::sysfs::{self, Lockdown, Roots, VFIO_PCI};
@@ -386,6 +387,10 @@ fn drivers(roots: &Roots, adapters: &[Adapter], scope_error: Option<&str>) -> Ch
                 "{f} is still on vfio-pci: echo > /sys/bus/pci/devices/{f}/driver_override; \
                  echo {f} > /sys/bus/pci/drivers/vfio-pci/unbind; echo {f} > /sys/bus/pci/drivers_probe"
             )),
+            None if held_for_ocetool(roots, f) => hints.push(format!(
+                "{f} is still held for ocetool's sysfs backend (driver_override {HOLD_OVERRIDE}: a run that was \
+                 killed): echo > /sys/bus/pci/devices/{f}/driver_override; echo {f} > /sys/bus/pci/drivers_probe"
+            )),
             None if be2net => hints.push(format!("{f} has no driver: echo {f} > /sys/bus/pci/drivers_probe")),
             _ => {}
         }
@@ -394,6 +399,11 @@ fn drivers(roots: &Roots, adapters: &[Adapter], scope_error: Option<&str>) -> Ch
         hints.push("modprobe ocrdma for RoCE (it attaches when be2net sees RDMA in the function mode)".to_owned());
     }
     if hints.is_empty() { Check::pass(ID, detail) } else { Check::warn(ID, detail, hints.join("; ")) }
+}
+
+/// True when `f`'s `driver_override` is the one the sysfs backend's hand-off holds it with.
+fn held_for_ocetool(roots: &Roots, f: PciAddress) -> bool {
+    std::fs::read_to_string(roots.device_dir(f).join("driver_override")).is_ok_and(|o| o.trim() == HOLD_OVERRIDE)
 }
 
 /// `nfs_rdma`: the RPC-over-RDMA transport loaded, nfsd listening on RDMA, mounts over RDMA.

@@ -194,6 +194,19 @@ fn drivers_list_bindings_and_warn_about_gaps() {
 }
 
 #[test]
+fn a_function_left_held_for_the_sysfs_backend_is_named_with_the_way_back() {
+    let tree = healthy();
+    let f = addr("0000:03:00.0");
+    std::fs::remove_file(tree.roots().device_dir(f).join("driver")).unwrap();
+    std::fs::write(tree.roots().device_dir(f).join("driver_override"), "ocetool-hold\n").unwrap();
+    let c = check(&tree, "drivers");
+    assert_status(&c, Status::Warn);
+    let hint = c.hint.unwrap();
+    assert!(hint.contains("0000:03:00.0 is still held for ocetool's sysfs backend"), "{hint}");
+    assert!(hint.contains("echo > /sys/bus/pci/devices/0000:03:00.0/driver_override"), "{hint}");
+}
+
+#[test]
 fn module_detection_reads_proc_modules_too() {
     let tree = FakeTree::new();
     tree.write_proc("modules", "ocrdma 139264 0 - Live 0x0000000000000000\nbe2net 135168 1 ocrdma, Live 0x0\n");

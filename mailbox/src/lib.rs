@@ -1,7 +1,9 @@
 //! The OneConnect command interface, generic over any [`oce_pci::PciFunction`].
 //!
 //! - [`regs`]: the Skyhawk registers as newtypes (SLI_INTF, POST semaphore, ASIC_ID, mailbox
-//!   doorbell, UE status, soft reset);
+//!   doorbell, UE status, soft reset); [`doorbells`]: the queue doorbells (EQ/CQ, MCC, RQ, TX);
+//! - [`entries`]: ring entries besides the WRB and its completion (EQ entry, asynchronous
+//!   events, Ethernet TX header WRB and completion);
 //! - [`wire`]: the non-panicking little-endian codec every wire type uses;
 //! - [`header`], [`wrb`], [`status`]: request/response headers, WRB, SGE, completion, status codes;
 //! - [`Command`] and [`commands`]: every command as a type with its layout;
@@ -20,7 +22,9 @@ mod codes;
 pub mod command;
 pub mod commands;
 pub mod doctor;
+pub mod doorbells;
 mod driver;
+pub mod entries;
 mod error;
 pub mod header;
 pub mod regs;

@@ -1,4 +1,6 @@
-//! Every firmware command ocetool sends, one type per command (spec/protocol.md §5).
+//! Every firmware command ocetool sends or the emulator answers, one type per command
+//! (spec/protocol.md §5; the queue and interface commands a driver such as be2net sends,
+//! spec/be2net-driver.md §2–§4).
 //!
 //! Each request type implements [`Command`](crate::Command) and [`Wire`](crate::Wire) for its
 //! body; each response type implements [`Wire`](crate::Wire). Both directions of both types are
@@ -12,16 +14,22 @@ mod support;
 mod attributes;
 mod dcbx;
 pub mod descriptors;
+mod eth;
+mod eth_config;
 mod fat;
 mod flashrom;
 mod func_config;
+mod function;
 mod fw_config;
+mod interface;
 mod link;
 mod mac_list;
 mod port;
 mod privileges;
 mod profile_config;
 mod profiles;
+mod queue_context;
+mod queues;
 mod read_only;
 mod transceiver;
 mod version;
@@ -35,16 +43,27 @@ pub use descriptors::{
     DescriptorFlags, DescriptorVersion, McType, NicDescriptor, PcieDescriptor, PfType, PortDescriptor,
     ResourceDescriptor,
 };
+pub use eth::{RxCreate, RxCreated, RxDestroy, TxCreate, TxCreated, TxDestroy};
+pub use eth_config::{AcpiWolQuery, GetStatistics, HwStatsV2, RssConfig, WolCapabilities};
 pub use fat::{FatLog, FatOperation, FatRequest, QueryFat, RetrieveFat};
 pub use flashrom::{FlashCrc, FlashOpType, FlashromOp, ReadFlashrom, WriteFlashrom};
 pub use func_config::{FuncConfig, GetFuncConfig, MAX_RESOURCE_DESC};
+pub use function::{
+    AdditionalAttributes, EqDelay, FlowControl, GetCntlAdditionalAttributes, GetFlowControl, ModifyEqDelay,
+    SetDriverFunctionCap, SetFlowControl, SetInterruptEnable, SetLogicalLinkConfig,
+};
 pub use fw_config::{FirmwareConfig, FunctionCaps, FunctionMode, QueryFirmwareConfig, UlpResources};
+pub use interface::{IfCreate, IfCreated, IfDestroy, IfFlags, PmacAdd, PmacAdded, PmacDel, RxFilter, VlanConfig};
 pub use link::{GetPhyDetails, LinkStatus, LinkStatusQuery, MacSpeed, PhyDetails, PhyInterface, PhySpeeds};
 pub use mac_list::{GetMacList, MacEntry, MacList};
 pub use port::{BeaconState, EnableDisableBeacon, GetBeaconState, GetPortName, PortName};
 pub use privileges::{FnPrivileges, GetFnPrivileges};
 pub use profile_config::{GetProfileConfig, ProfileConfig, ProfileSelector, SetProfileConfig};
 pub use profiles::{ActiveProfile, GetActiveProfile, GetProfileList, ProfileList, ProfileListEntry, SetActiveProfile};
+pub use queue_context::{CqContext, EqContext, MccContext, QUEUE_PAGE_LEN};
+pub use queues::{
+    CqCreate, CqDestroy, EqCreate, EqCreated, EqDestroy, MccCreateExt, MccDestroy, QUEUE_PAGE_SLOTS, QueueCreated,
+};
 pub use read_only::{READ_ONLY_QUERIES, read_only_query};
 pub use support::format_mac;
 pub use transceiver::{

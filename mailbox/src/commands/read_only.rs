@@ -8,17 +8,15 @@
 
 use crate::Command;
 use crate::commands::{
-    GetActiveProfile, GetBeaconState, GetCntlAttributes, GetDcbxConfig, GetFnPrivileges, GetFuncConfig, GetFwVersion,
-    GetMacList, GetPhyDetails, GetPortName, GetProfileConfig, GetProfileList, LinkStatusQuery, QueryFirmwareConfig,
-    ReadFlashrom, ReadTransceiverData,
+    GetActiveProfile, GetBeaconState, GetCntlAdditionalAttributes, GetCntlAttributes, GetDcbxConfig, GetFlowControl,
+    GetFnPrivileges, GetFuncConfig, GetFwVersion, GetMacList, GetPhyDetails, GetPortName, GetProfileConfig,
+    GetProfileList, LinkStatusQuery, QueryFirmwareConfig, ReadFlashrom, ReadTransceiverData,
 };
 use crate::header::Subsystem;
 
 /// COMMON queries without a command type of their own (spec/protocol.md §5.0).
 const NTWK_MAC_QUERY: u8 = 1;
 const SEEPROM_READ: u8 = 30;
-const GET_FLOW_CONTROL: u8 = 37;
-const GET_CNTL_ADDITIONAL_ATTRIBUTES: u8 = 121;
 const GET_EXT_FAT_CAPABILITIES: u8 = 125;
 const GET_HSW_CONFIG: u8 = 152;
 const GET_IFACE_LIST: u8 = 194;
@@ -35,28 +33,28 @@ const fn common(opcode: u8, name: &'static str) -> (Subsystem, u8, &'static str)
 
 /// Every known read-only query: (subsystem, opcode, name), with its spec/protocol.md section.
 pub const READ_ONLY_QUERIES: [(Subsystem, u8, &str); 23] = [
-    common(NTWK_MAC_QUERY, "NTWK_MAC_QUERY"),                                 // §5.5
-    typed::<LinkStatusQuery>(),                                               // §5.16
-    typed::<ReadFlashrom>(),                                                  // §5.14: reports, never writes
-    common(SEEPROM_READ, "SEEPROM_READ"),                                     // §5.0
-    typed::<GetCntlAttributes>(),                                             // §5.2
-    typed::<GetFwVersion>(),                                                  // §5.1
-    common(GET_FLOW_CONTROL, "GET_FLOW_CONTROL"),                             // §5.0
-    typed::<QueryFirmwareConfig>(),                                           // §5.3
-    typed::<GetBeaconState>(),                                                // §5.12
-    typed::<ReadTransceiverData>(),                                           // §5.0
-    typed::<GetPortName>(),                                                   // §5.10
-    typed::<GetPhyDetails>(),                                                 // §5.11
-    common(GET_CNTL_ADDITIONAL_ATTRIBUTES, "GET_CNTL_ADDITIONAL_ATTRIBUTES"), // §5.0
-    common(GET_EXT_FAT_CAPABILITIES, "GET_EXT_FAT_CAPABILITIES"),             // §5.0
-    typed::<GetMacList>(),                                                    // §5.6
-    common(GET_HSW_CONFIG, "GET_HSW_CONFIG"),                                 // §5.13
-    typed::<GetFuncConfig>(),                                                 // §5.7
-    typed::<GetProfileConfig>(),                                              // §5.8
-    typed::<GetProfileList>(),                                                // §5.9
-    typed::<GetActiveProfile>(),                                              // §5.9
-    typed::<GetFnPrivileges>(),                                               // §5.19
-    common(GET_IFACE_LIST, "GET_IFACE_LIST"),                                 // §5.0
+    common(NTWK_MAC_QUERY, "NTWK_MAC_QUERY"),                     // §5.5
+    typed::<LinkStatusQuery>(),                                   // §5.16
+    typed::<ReadFlashrom>(),                                      // §5.14: reports, never writes
+    common(SEEPROM_READ, "SEEPROM_READ"),                         // §5.0
+    typed::<GetCntlAttributes>(),                                 // §5.2
+    typed::<GetFwVersion>(),                                      // §5.1
+    typed::<GetFlowControl>(),                                    // §5.0
+    typed::<QueryFirmwareConfig>(),                               // §5.3
+    typed::<GetBeaconState>(),                                    // §5.12
+    typed::<ReadTransceiverData>(),                               // §5.0
+    typed::<GetPortName>(),                                       // §5.10
+    typed::<GetPhyDetails>(),                                     // §5.11
+    typed::<GetCntlAdditionalAttributes>(),                       // §5.0
+    common(GET_EXT_FAT_CAPABILITIES, "GET_EXT_FAT_CAPABILITIES"), // §5.0
+    typed::<GetMacList>(),                                        // §5.6
+    common(GET_HSW_CONFIG, "GET_HSW_CONFIG"),                     // §5.13
+    typed::<GetFuncConfig>(),                                     // §5.7
+    typed::<GetProfileConfig>(),                                  // §5.8
+    typed::<GetProfileList>(),                                    // §5.9
+    typed::<GetActiveProfile>(),                                  // §5.9
+    typed::<GetFnPrivileges>(),                                   // §5.19
+    common(GET_IFACE_LIST, "GET_IFACE_LIST"),                     // §5.0
     typed::<GetDcbxConfig>(), // subsystem DCBX: reads the DCB state (spec/be2net-driver.md §5.2)
 ];
 

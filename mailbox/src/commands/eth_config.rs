@@ -1,0 +1,252 @@
+//! Ethernet configuration and counters: ETH RSS_CONFIG v1 (3-1), ACPI_WOL_MAGIC_CONFIG v1 as
+//! be2net's capability query (3-12) and GET_STATISTICS v2 (3-4) (spec/protocol.md §5.0,
+//! spec/be2net-driver.md §2 step 11d, §3.7, §4.1 step 4, §4.5).
+
+use super::support::fill_to;
+use crate::command::{Command, Empty};
+use crate::header::{HEADER_LEN, Subsystem};
+use crate::wire::{Reader, Wire, WireError, Writer};
+
+/// ETH RSS_CONFIG v1: embedded, 196 bytes (spec/protocol.md §5.0, be2net-driver.md §4.1).
+#[doc(alias = "be_cmd_req_rss_config")]
+#[doc(alias = "OPCODE_ETH_RSS_CONFIG")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RssConfig {
+    /// `if_id` u32 @16.
+    pub if_id: u32,
+    /// `enable_rss` u16 @20: the hash types (be2net: 0x3F, TCP/IP v4/v6 and UDP v4/v6); 0 turns
+    /// RSS off.
+    pub enable_rss: u16,
+    /// `cpu_table_size_log2` u16 @22 (be2net: 7, a 128-entry table).
+    pub cpu_table_size_log2: u16,
+    /// `hash` @24: the 40-byte hash key.
+    pub hash_key: [u8; 40],
+    /// `cpu_table` @64: 128 `rss_id`s of the RSS rings.
+    pub cpu_table: [u8; 128],
+    /// `flush` u8 @192.
+    pub flush: u8,
+}
+
+impl Wire for RssConfig {
+    fn encode(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
+        w.u32("if_id", self.if_id)?;
+        w.u16("enable_rss", self.enable_rss)?;
+        w.u16("cpu_table_size_log2", self.cpu_table_size_log2)?;
+        w.bytes("hash", &self.hash_key)?;
+        w.bytes("cpu_table", &self.cpu_table)?;
+        w.u8("flush", self.flush)?;
+        w.zeros("rsvd0", 3)
+    }
+    fn decode(r: &mut Reader<'_>) -> Result<Self, WireError> {
+        Ok(Self {
+            if_id: r.u32("if_id")?,
+            enable_rss: r.u16("enable_rss")?,
+            cpu_table_size_log2: r.u16("cpu_table_size_log2")?,
+            hash_key: r.array("hash")?,
+            cpu_table: r.array("cpu_table")?,
+            flush: r.u8("flush")?,
+        })
+    }
+}
+
+impl Command for RssConfig {
+    const NAME: &'static str = "RSS_CONFIG";
+    const SUBSYSTEM: Subsystem = Subsystem::Eth;
+    const OPCODE: u8 = 1;
+    const VERSION: u8 = 1;
+    const EMBEDDED: bool = true;
+    const LEN: usize = 196;
+    type Response = Empty;
+}
+
+/// ETH ACPI_WOL_MAGIC_CONFIG v1 as be2net's probe sends it: the Wake-on-LAN capability query.
+/// Non-embedded, 1204 bytes; `query_options` u8 @18 (spec/protocol.md §5.0).
+#[doc(alias = "be_cmd_req_acpi_wol_magic_config_v1")]
+#[doc(alias = "OPCODE_ETH_ACPI_WOL_MAGIC_CONFIG")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AcpiWolQuery {
+    /// `query_options` u8 @18.
+    pub query_options: u8,
+}
+
+impl AcpiWolQuery {
+    /// "Get the WoL capability" (`BE_GET_WOL_CAP`).
+    #[doc(alias = "BE_GET_WOL_CAP")]
+    pub const GET_WOL_CAPABILITY: u8 = 2;
+}
+
+impl Default for AcpiWolQuery {
+    fn default() -> Self {
+        Self { query_options: Self::GET_WOL_CAPABILITY }
+    }
+}
+
+impl Wire for AcpiWolQuery {
+    fn encode(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
+        w.zeros("rsvd0", 2)?;
+        w.u8("query_options", self.query_options)
+    }
+    fn decode(r: &mut Reader<'_>) -> Result<Self, WireError> {
+        r.skip("rsvd0", 2)?;
+        Ok(Self { query_options: r.u8("query_options")? })
+    }
+}
+
+impl Command for AcpiWolQuery {
+    const NAME: &'static str = "ACPI_WOL_MAGIC_CONFIG";
+    const SUBSYSTEM: Subsystem = Subsystem::Eth;
+    const OPCODE: u8 = 12;
+    const VERSION: u8 = 1;
+    const EMBEDDED: bool = false;
+    const LEN: usize = 1204;
+    type Response = WolCapabilities;
+}
+
+/// The ACPI_WOL_MAGIC_CONFIG v1 response: `wol_settings` u8 @18, `magic_mac` @1176.
+#[doc(alias = "be_cmd_resp_acpi_wol_magic_config_v1")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WolCapabilities {
+    /// Capability bits: [`WolCapabilities::WOL`], PME from D0 0x8, D1 0x10, D2 0x20, D3hot 0x40,
+    /// D3cold 0x80.
+    pub wol_settings: u8,
+    /// The magic-packet MAC; all zero when Wake-on-LAN is not armed.
+    pub magic_mac: [u8; 6],
+}
+
+impl WolCapabilities {
+    /// Wake-on-LAN capable (`BE_WOL_CAP`).
+    #[doc(alias = "BE_WOL_CAP")]
+    pub const WOL: u8 = 0x1;
+    /// Offset of `magic_mac`.
+    const MAGIC_MAC_OFFSET: usize = 1176;
+}
+
+impl Wire for WolCapabilities {
+    fn encode(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
+        w.zeros("rsvd0", 2)?;
+        w.u8("wol_settings", self.wol_settings)?;
+        fill_to(w, "rsvd2", Self::MAGIC_MAC_OFFSET)?;
+        w.bytes("magic_mac", &self.magic_mac)?;
+        w.zeros("rsvd3", 22)
+    }
+    fn decode(r: &mut Reader<'_>) -> Result<Self, WireError> {
+        r.skip("rsvd0", 2)?;
+        let wol_settings = r.u8("wol_settings")?;
+        r.seek("magic_mac", Self::MAGIC_MAC_OFFSET)?;
+        Ok(Self { wol_settings, magic_mac: r.array("magic_mac")? })
+    }
+}
+
+/// ETH GET_STATISTICS v2: non-embedded, 2696 bytes, completed asynchronously; the body is
+/// reserved (spec/be2net-driver.md §3.7, §4.5).
+#[doc(alias = "be_cmd_req_get_stats_v2")]
+#[doc(alias = "OPCODE_ETH_GET_STATISTICS")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct GetStatistics;
+
+impl Wire for GetStatistics {
+    fn encode(&self, _w: &mut Writer<'_>) -> Result<(), WireError> {
+        Ok(())
+    }
+    fn decode(_r: &mut Reader<'_>) -> Result<Self, WireError> {
+        Ok(Self)
+    }
+}
+
+impl Command for GetStatistics {
+    const NAME: &'static str = "GET_STATISTICS";
+    const SUBSYSTEM: Subsystem = Subsystem::Eth;
+    const OPCODE: u8 = 4;
+    const VERSION: u8 = 2;
+    const EMBEDDED: bool = false;
+    const LEN: usize = HEADER_LEN + HwStatsV2::LEN;
+    type Response = HwStatsV2;
+}
+
+/// The GET_STATISTICS v2 response body, `be_hw_stats_v2` (2680 bytes: RX filter, PMEM and ERX
+/// counters; BTF). Kept as raw bytes: no tool here interprets the counters, and the emulator
+/// reports them all zero.
+#[doc(alias = "be_hw_stats_v2")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HwStatsV2(pub Vec<u8>);
+
+impl HwStatsV2 {
+    /// Size of `be_hw_stats_v2` (BTF, spec/be2net-driver.md §2 step 3).
+    pub const LEN: usize = 2680;
+
+    /// Every counter zero.
+    pub fn zeroed() -> Self {
+        Self(vec![0; Self::LEN])
+    }
+}
+
+impl Wire for HwStatsV2 {
+    fn encode(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
+        if self.0.len() != Self::LEN {
+            return Err(WireError {
+                field: "be_hw_stats_v2",
+                offset: w.position(),
+                needed: Self::LEN,
+                available: self.0.len(),
+            });
+        }
+        w.bytes("be_hw_stats_v2", &self.0)
+    }
+    fn decode(r: &mut Reader<'_>) -> Result<Self, WireError> {
+        Ok(Self(r.bytes("be_hw_stats_v2", Self::LEN)?.to_vec()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::command::{decode_request, decode_response, encode_request};
+
+    #[test]
+    fn rss_config_golden_bytes() {
+        let mut cpu_table = [0u8; 128];
+        cpu_table.iter_mut().enumerate().for_each(|(i, b)| *b = (i % 4) as u8 + 1);
+        let cmd =
+            RssConfig { if_id: 1, enable_rss: 0x3F, cpu_table_size_log2: 7, hash_key: [0xA5; 40], cpu_table, flush: 0 };
+        let buf = encode_request(&cmd).unwrap();
+        assert_eq!(buf.len(), 196);
+        // ETH 1, len 180, v1; interface 1, hash types 0x3F, table log2 7.
+        assert_eq!(hex::encode(&buf[..24]), concat!("0103000000000000b400000001000000", "01000000", "3f000700"));
+        assert!(buf[24..64].iter().all(|&b| b == 0xA5));
+        assert_eq!(&buf[64..68], &[1, 2, 3, 4]);
+        assert_eq!(buf[192..], [0, 0, 0, 0]);
+        assert_eq!(decode_request::<RssConfig>(&buf).unwrap().1, cmd);
+    }
+
+    #[test]
+    fn acpi_wol_query_golden_bytes() {
+        let buf = encode_request(&AcpiWolQuery::default()).unwrap();
+        assert_eq!(buf.len(), 1204);
+        // ETH 12, len 1188, v1; query_options 2 @18.
+        assert_eq!(hex::encode(&buf[..20]), concat!("0c03000000000000a404000001000000", "00000200"));
+        let mut rsp = buf.clone();
+        rsp[8..12].copy_from_slice(&1188u32.to_le_bytes());
+        rsp[18] = WolCapabilities::WOL;
+        rsp[1176..1182].copy_from_slice(&[0, 0, 0xC9, 1, 2, 3]);
+        let (_, caps) = decode_response::<AcpiWolQuery>(&rsp).unwrap();
+        assert_eq!(caps, WolCapabilities { wol_settings: 1, magic_mac: [0, 0, 0xC9, 1, 2, 3] });
+        let mut out = vec![0u8; 1204];
+        caps.encode(&mut Writer::at(&mut out, 16)).unwrap();
+        assert_eq!(out[16..], rsp[16..]);
+    }
+
+    #[test]
+    fn statistics_golden_bytes() {
+        let buf = encode_request(&GetStatistics).unwrap();
+        assert_eq!(buf.len(), 2696);
+        assert_eq!(hex::encode(&buf[..16]), "0403000000000000780a000002000000"); // len 2680, v2
+        let mut rsp = vec![0u8; 2696];
+        rsp[..16].copy_from_slice(&hex::decode("0403000000000000780a0000780a0000").unwrap());
+        rsp[16] = 7;
+        let (_, stats) = decode_response::<GetStatistics>(&rsp).unwrap();
+        assert_eq!((stats.0.len(), stats.0[0]), (HwStatsV2::LEN, 7));
+        rsp[8] = 0x77; // response_length 2679: one byte short
+        assert_eq!(decode_response::<GetStatistics>(&rsp).unwrap_err().needed, HwStatsV2::LEN);
+        assert!(HwStatsV2(vec![0; 3]).encode(&mut Writer::new(&mut [0u8; 4000])).is_err());
+    }
+}

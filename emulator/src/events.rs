@@ -96,6 +96,25 @@ pub enum Event {
         /// Why not.
         reason: MsixBlock,
     },
+    /// A queue doorbell (EQ/CQ, MCC, TX, RQ) named a queue the function does not have. The
+    /// write was ignored.
+    UnknownQueue {
+        /// The kind of queue the doorbell rings.
+        kind: QueueKind,
+        /// The id it named.
+        id: u16,
+    },
+    /// An event queue fired while host interrupts were off (SET_INTERRUPT_ENABLE, INT_CTRL
+    /// HOSTINTR): no interrupt was raised.
+    InterruptSuppressed {
+        /// The EQ.
+        eq: u16,
+    },
+    /// The function's logical link went up or down; subscribed MCC queues were told.
+    LinkChanged {
+        /// The new state.
+        up: bool,
+    },
     /// Saving the state directory failed; the running model carries on in memory.
     StateSaveFailed {
         /// What went wrong.
@@ -127,6 +146,11 @@ impl fmt::Display for Event {
             Self::FaultTriggered { fault } => write!(f, "fault fired: {fault}"),
             Self::FlashCommitted { offset, len } => write!(f, "flash committed: {len} bytes at {offset:#x}"),
             Self::MsixBlocked { vector, reason } => write!(f, "MSI-X vector {vector} not sent: {reason:?}"),
+            Self::UnknownQueue { kind, id } => {
+                write!(f, "{kind:?} doorbell for queue {id}, which does not exist: ignored")
+            }
+            Self::InterruptSuppressed { eq } => write!(f, "EQ {eq} interrupt not raised: host interrupts are off"),
+            Self::LinkChanged { up } => write!(f, "logical link {}", if *up { "up" } else { "down" }),
             Self::StateSaveFailed { message } => write!(f, "state save failed: {message}"),
         }
     }
@@ -143,6 +167,21 @@ pub enum MsixBlock {
     Disabled,
     /// Bus Master Enable is clear: the function may not send the message's memory write.
     BusMasterOff,
+}
+
+/// The kinds of queue a doorbell rings (spec/protocol.md §2.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueKind {
+    /// Event queue.
+    Eq,
+    /// Completion queue.
+    Cq,
+    /// MCC queue.
+    Mcc,
+    /// Ethernet TX ring.
+    Tx,
+    /// Ethernet RX ring.
+    Rx,
 }
 
 /// The two signature WRBs.

@@ -97,7 +97,7 @@ impl EmulatorInfo {
                 index: i as u8,
                 name: char::from(PORT_NAMES[i % PORT_NAMES.len()]).to_string(),
                 mac: *mac,
-                link_up: true,
+                link_up: firmware.physical_link_up(),
                 speed_mbps: u32::from(LINK_SPEED_10MBPS) * 10,
             })
             .collect();

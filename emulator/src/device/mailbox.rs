@@ -173,11 +173,12 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         if completion.encode(&mut Writer::new(&mut out)).is_ok() {
             self.complete_after(address + MAILBOX_COMPLETION_OFFSET as u64, out, delay);
         }
+        self.settle();
     }
 
     /// Runs a (non-signature) WRB: returns the completion status and, when the firmware ran the
     /// command, what it did.
-    fn run_wrb(&mut self, address: u64, raw: &[u8; WRB_LEN]) -> (CompletionStatus, Option<Executed>) {
+    pub(super) fn run_wrb(&mut self, address: u64, raw: &[u8; WRB_LEN]) -> (CompletionStatus, Option<Executed>) {
         let Ok(wrb) = Wrb::decode(&mut Reader::new(raw)) else {
             // Only an SGE count above the 19 that fit can fail to decode.
             return (STATUS_BAD_SGE_COUNT.into(), None);
@@ -244,13 +245,13 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     }
 
     /// A device write to host memory whose failure has no one to report to but the log.
-    fn write_dma(&mut self, address: u64, bytes: &[u8]) {
+    pub(super) fn write_dma(&mut self, address: u64, bytes: &[u8]) {
         if let Err(fault) = self.dma.write(address, bytes) {
             self.log_fault(fault);
         }
     }
 
-    fn log_fault(&mut self, fault: DmaFault) {
+    pub(super) fn log_fault(&mut self, fault: DmaFault) {
         self.firmware.log(Event::DmaFault { iova: fault.addr, len: fault.len });
     }
 }

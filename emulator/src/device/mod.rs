@@ -16,6 +16,7 @@ mod layout;
 mod mailbox;
 mod msix;
 mod post;
+mod queues;
 mod seams;
 pub(crate) mod timing;
 
@@ -30,6 +31,7 @@ pub use seams::{DmaFault, DmaSpace, Interrupt, NoInterrupt};
 use crate::assumptions::PCIE_CAP_OFFSET;
 use crate::error::EmulatorError;
 use crate::events::Event;
+use crate::faults::{FaultSpec, Faults};
 use crate::firmware::{Context, Firmware};
 use crate::function::FunctionType;
 use crate::info::EmulatorInfo;
@@ -67,6 +69,11 @@ pub struct Device<D, I> {
     clock: Arc<dyn Clock>,
     /// The buffer non-embedded commands are copied into (kept to spare an allocation per command).
     scratch: Vec<u8>,
+    /// The function's logical link state as last announced to the MCC queues.
+    announced_link: bool,
+    /// Whether the event queues wanted INTx asserted when last looked at: the source level
+    /// follows them only when that changes, so [`Device::set_intx`] stays usable on its own.
+    eq_intx: bool,
 }
 
 impl<D: DmaSpace, I: Interrupt> Device<D, I> {
@@ -75,6 +82,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     /// `interrupt`.
     pub fn new(firmware: Firmware, dma: D, interrupt: I, shape: Shape) -> Self {
         let timing = Timing::default();
+        let firmware_link = firmware.logical_link_up();
         Self {
             post: PostWalk::finished(firmware.boot_outcome()),
             config: ConfigRegisters::power_on(firmware.function(), shape),
@@ -90,6 +98,8 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
             timing,
             clock: Arc::new(SystemClock),
             scratch: Vec::new(),
+            announced_link: firmware_link,
+            eq_intx: false,
         }
     }
 
@@ -100,9 +110,33 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         &self.firmware
     }
 
-    /// The firmware, to change faults or take events.
+    /// The firmware, to take events. Change faults through [`Device::set_fault`] and its
+    /// siblings, so the device announces what a fault changes (the link).
     pub fn firmware_mut(&mut self) -> &mut Firmware {
         &mut self.firmware
+    }
+
+    /// Sets one fault (replacing one of its kind), saves it, and applies it: a `link-down`
+    /// posts the link-state event to the subscribed MCC queues.
+    pub fn set_fault(&mut self, spec: FaultSpec) -> Result<(), EmulatorError> {
+        let result = self.firmware.set_fault(spec);
+        self.settle();
+        result
+    }
+
+    /// Replaces the fault set ([`Firmware::set_faults`]) and applies it.
+    pub fn set_faults(&mut self, faults: Faults) -> Result<(), EmulatorError> {
+        let result = self.firmware.set_faults(faults);
+        self.settle();
+        result
+    }
+
+    /// Clears faults by name ([`Firmware::clear_fault`]) and applies it; returns whether any was
+    /// set.
+    pub fn clear_fault(&mut self, name: &str) -> Result<bool, EmulatorError> {
+        let result = self.firmware.clear_fault(name);
+        self.settle();
+        result
     }
 
     /// The DMA space the device reaches host memory through.
@@ -256,6 +290,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         if self.gone() || !self.bar_len(bar).is_some_and(|len| bar_access_ok(len, off, data.len())) {
             return;
         }
+        self.poll();
         for lane in lanes(off, data.len()) {
             let value = self.bar_dword_read(bar, lane.dword);
             lane.put(value, data);
@@ -268,6 +303,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         if self.gone() || !self.bar_len(bar).is_some_and(|len| bar_access_ok(len, off, data.len())) {
             return;
         }
+        self.poll();
         for lane in lanes(off, data.len()) {
             self.bar_dword_write(bar, lane.dword, lane.take(data), lane.mask());
         }
@@ -294,9 +330,11 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
             }
             // A doorbell is rung by a whole dword; part of one carries no command.
             Some(BarRegister::Doorbell(MailboxDoorbell::OFFSET)) if lanes == u32::MAX => self.doorbell_write(value),
-            // TX (0x60), RQ (0x100), EQ/CQ (0x120), MCCQ (0x140) (spec/protocol.md §2.2): no queues
-            // are modelled yet, so ringing them has no effect. The PBA is read-only; nothing else
-            // is decoded.
+            // TX (0x60), RQ (0x100), EQ/CQ (0x120), MCCQ (0x140) (spec/protocol.md §2.2).
+            Some(BarRegister::Doorbell(off)) if lanes == u32::MAX && self.post_ready() => {
+                self.queue_doorbell(off, value)
+            }
+            // The PBA is read-only; nothing else is decoded.
             _ => {}
         }
     }
@@ -306,17 +344,19 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     /// Function-level reset, as vfio-user's DEVICE_RESET and PCI Express's Initiate FLR mean
     /// it: configuration space back to its power-on values (MSI-X disabled, bus mastering off),
     /// the MSI-X table masked and the PBA clear, INTx de-asserted, the mailbox idle with nothing
-    /// latched and a held completion dropped. The adapter's firmware keeps running (no POST, the
-    /// profile, flash and staging stay): a function reset is not a chip reset. A device that is
-    /// gone ignores it.
+    /// latched and a held completion dropped, and the function's queues, interfaces and settings
+    /// gone. The adapter's firmware keeps running (no POST, the profile, flash and staging
+    /// stay): a function reset is not a chip reset. A device that is gone ignores it.
     pub fn reset(&mut self) {
         if self.gone() {
             return;
         }
         self.firmware.log(Event::FunctionReset);
+        self.firmware.reset_function();
         self.registers_to_power_on();
         self.doorbell.reset();
         self.pending = None;
+        self.settle();
     }
 
     /// Configuration space, the MSI-X table and the INTx source back to power-on values; INTA#
@@ -353,6 +393,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         self.pending = None;
         let outcome = self.firmware.boot();
         self.post = PostWalk::start(outcome, self.timing.post_reads_per_stage);
+        self.settle();
     }
 
     /// True when POST is over and the firmware accepts mailbox commands.

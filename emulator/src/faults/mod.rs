@@ -55,6 +55,9 @@ pub struct Faults {
     /// configuration shows PFC enabled but not in sync (DCBX GET_CONFIG, `pfc_state` without
     /// SYNC), so ocrdma falls back from it.
     pub pfc_unsync: bool,
+    /// The cable is out: every port's link is down. Setting or clearing it on a running device
+    /// posts the link-state event to every MCC queue that subscribed to it.
+    pub link_down: bool,
 }
 
 impl Faults {
@@ -83,6 +86,7 @@ impl Faults {
             FaultSpec::SlowFlash { delay } => self.slow_flash = Some(delay),
             FaultSpec::NoOffsetMode => self.no_offset_mode = true,
             FaultSpec::PfcUnsync => self.pfc_unsync = true,
+            FaultSpec::LinkDown => self.link_down = true,
         }
     }
 
@@ -119,6 +123,7 @@ impl Faults {
             ("slow-flash", None) => self.slow_flash = None,
             ("no-offset-mode", None) => self.no_offset_mode = false,
             ("pfc-unsync", None) => self.pfc_unsync = false,
+            ("link-down", None) => self.link_down = false,
             ("status" | "response-length" | "truncate" | "no-valid" | "slow", which) => {
                 self.commands.retain(|c| c.effect.name() != key || which.is_some_and(|w| w != (c.subsystem, c.opcode)))
             }
@@ -155,13 +160,15 @@ impl Faults {
         out.extend(self.slow_flash.map(|delay| FaultSpec::SlowFlash { delay }));
         out.extend(self.no_offset_mode.then_some(FaultSpec::NoOffsetMode));
         out.extend(self.pfc_unsync.then_some(FaultSpec::PfcUnsync));
+        out.extend(self.link_down.then_some(FaultSpec::LinkDown));
         out
     }
 
     /// The firmware restarts (chip reset or power cycle, then POST): what lived only in the
     /// running firmware ends with it — a hung mailbox (`rdy-never`, and `rdy-hang`, armed or
     /// fired) and the UE status it reported. Everything else is a property of the hardware, the
-    /// flash or the firmware image and outlives a reset (`crate::assumptions`, "Faults").
+    /// flash, the firmware image or the network (`link-down`) and outlives a reset
+    /// (`crate::assumptions`, "Faults").
     pub(crate) fn firmware_restarted(&mut self) {
         self.rdy_never = false;
         self.rdy_hang = false;

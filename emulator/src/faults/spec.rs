@@ -21,6 +21,7 @@
 //! | `slow-flash=MS` | every WRITE_FLASHROM chunk completes MS milliseconds after it ran |
 //! | `no-offset-mode` | READ/WRITE_FLASHROM with op type 7 (offset mode) answer ILLEGAL_FIELD |
 //! | `pfc-unsync` | the operational DCBX configuration shows PFC enabled but not in sync with the switch |
+//! | `link-down` | every port's link is down (the cable is out); a running device announces the change |
 //!
 //! Numbers are decimal or `0x` hex; SUB is the subsystem byte (1 = COMMON), OP the opcode.
 
@@ -152,10 +153,12 @@ pub enum FaultSpec {
     NoOffsetMode,
     /// `pfc-unsync`.
     PfcUnsync,
+    /// `link-down`.
+    LinkDown,
 }
 
 /// Every spec key, for error messages and `clear`.
-pub const FAULT_NAMES: [&str; 18] = [
+pub const FAULT_NAMES: [&str; 19] = [
     "post-stuck",
     "post-error",
     "ue",
@@ -174,6 +177,7 @@ pub const FAULT_NAMES: [&str; 18] = [
     "slow-flash",
     "no-offset-mode",
     "pfc-unsync",
+    "link-down",
 ];
 
 impl FaultSpec {
@@ -240,6 +244,7 @@ impl FaultSpec {
                     "power-lost" => Self::PowerLost,
                     "no-offset-mode" => Self::NoOffsetMode,
                     "pfc-unsync" => Self::PfcUnsync,
+                    "link-down" => Self::LinkDown,
                     _ => {
                         let known = FAULT_NAMES.join(", ");
                         return Err(p.bad(flag, &format!("is not a fault (known: {known})")));
@@ -271,6 +276,7 @@ impl FaultSpec {
             Self::SlowFlash { .. } => "slow-flash",
             Self::NoOffsetMode => "no-offset-mode",
             Self::PfcUnsync => "pfc-unsync",
+            Self::LinkDown => "link-down",
         }
     }
 }
@@ -293,9 +299,13 @@ impl fmt::Display for FaultSpec {
             }
             Self::FlashFailAt { chunk } | Self::PowerLossAt { chunk } => write!(f, "{name}={chunk}"),
             Self::SlowFlash { delay } => write!(f, "{name}={}", delay.as_millis()),
-            Self::RdyNever | Self::RdyHang | Self::Gone | Self::PowerLost | Self::NoOffsetMode | Self::PfcUnsync => {
-                f.write_str(name)
-            }
+            Self::RdyNever
+            | Self::RdyHang
+            | Self::Gone
+            | Self::PowerLost
+            | Self::NoOffsetMode
+            | Self::PfcUnsync
+            | Self::LinkDown => f.write_str(name),
         }
     }
 }

@@ -2,24 +2,29 @@
 //! the response encoded by the command types of `oce_mailbox::commands` (the host and the
 //! emulator share one codec; nothing is re-encoded by hand here).
 //!
-//! Unknown opcodes and unsupported versions answer ILLEGAL_REQUEST (2), as the real firmware
-//! does (spec/protocol.md §3.5, §8 item 8); outside subsystem COMMON only DCBX GET_CONFIG is
-//! known. On a VF, the adapter-wide commands of [`VF_REFUSED_OPCODES`] answer
+//! Subsystems COMMON and ETH are implemented, and DCBX (0x10) GET_CONFIG. Unknown opcodes,
+//! subsystems and unsupported versions answer ILLEGAL_REQUEST (2), as the real firmware does
+//! (spec/protocol.md §3.5, §8 item 8). On a VF, the adapter-wide COMMON commands of
+//! [`VF_REFUSED_OPCODES`] answer
 //! UNAUTHORIZED_REQUEST (5).
 
 use oce_mailbox::command::{Command, decode_request};
 use oce_mailbox::commands::{
-    EnableDisableBeacon, FatOperation, FatRequest, FunctionReset, GetActiveProfile, GetBeaconState, GetCntlAttributes,
-    GetDcbxConfig, GetFnPrivileges, GetFuncConfig, GetFwVersion, GetMacList, GetPhyDetails, GetPortName,
-    GetProfileConfig, GetProfileList, LinkStatusQuery, QueryFat, QueryFirmwareConfig, ReadFlashrom,
-    ReadTransceiverData, SetActiveProfile, SetProfileConfig, WriteFlashrom,
+    AcpiWolQuery, CqCreate, CqDestroy, EnableDisableBeacon, EqCreate, EqDestroy, FatOperation, FatRequest,
+    FunctionReset, GetActiveProfile, GetBeaconState, GetCntlAdditionalAttributes, GetCntlAttributes, GetDcbxConfig,
+    GetFlowControl, GetFnPrivileges, GetFuncConfig, GetFwVersion, GetMacList, GetPhyDetails, GetPortName,
+    GetProfileConfig, GetProfileList, GetStatistics, IfCreate, IfDestroy, LinkStatusQuery, MccCreateExt, MccDestroy,
+    ModifyEqDelay, PmacAdd, PmacDel, QueryFat, QueryFirmwareConfig, ReadFlashrom, ReadTransceiverData, RssConfig,
+    RxCreate, RxDestroy, RxFilter, SetActiveProfile, SetDriverFunctionCap, SetFlowControl, SetInterruptEnable,
+    SetLogicalLinkConfig, SetProfileConfig, TxCreate, TxDestroy, VlanConfig, WriteFlashrom,
 };
 use oce_mailbox::header::{HEADER_LEN, RequestHeader, Subsystem};
 use oce_mailbox::status::{BaseStatus, CompletionStatus};
 use oce_mailbox::wire::{Reader, Wire, Writer};
 
 use super::handlers::{
-    dcbx, device, fat, flashrom, illegal_field, illegal_request, port, profile, transceiver, unauthorized,
+    dcbx, device, eth, fat, flashrom, illegal_field, illegal_request, interface, port, profile, queues, transceiver,
+    unauthorized,
 };
 use super::{Context, Firmware};
 use crate::assumptions::{STATUS_BAD_LENGTH, STATUS_NO_SUCH_DOMAIN, VF_REFUSED_OPCODES};
@@ -34,12 +39,15 @@ impl Firmware {
     /// Runs the command in `buf` (header already decoded as `hdr`).
     pub(crate) fn dispatch(&mut self, cx: &Context, hdr: &RequestHeader, buf: &[u8]) -> Reply {
         match hdr.subsystem {
-            Subsystem::Common => {}
-            Subsystem::Dcbx if hdr.opcode == GetDcbxConfig::OPCODE => {
-                return run(self, cx, hdr, buf, dcbx::get_dcbx_config);
-            }
-            _ => return Err(illegal_request()),
+            Subsystem::Common => self.dispatch_common(cx, hdr, buf),
+            Subsystem::Eth => self.dispatch_eth(cx, hdr, buf),
+            Subsystem::Dcbx if hdr.opcode == GetDcbxConfig::OPCODE => run(self, cx, hdr, buf, dcbx::get_dcbx_config),
+            _ => Err(illegal_request()),
         }
+    }
+
+    /// Runs a COMMON command.
+    fn dispatch_common(&mut self, cx: &Context, hdr: &RequestHeader, buf: &[u8]) -> Reply {
         if self.function().is_vf() && VF_REFUSED_OPCODES.contains(&hdr.opcode) {
             return Err(unauthorized());
         }
@@ -71,6 +79,39 @@ impl Firmware {
             GetFnPrivileges::OPCODE => run(self, cx, hdr, buf, device::get_fn_privileges),
             ReadFlashrom::OPCODE => run(self, cx, hdr, buf, flashrom::read_flashrom),
             WriteFlashrom::OPCODE => flashrom::write_flashrom(self, hdr, buf),
+            SetInterruptEnable::OPCODE => run(self, cx, hdr, buf, device::set_interrupt_enable),
+            SetDriverFunctionCap::OPCODE => run(self, cx, hdr, buf, device::set_driver_function_cap),
+            GetCntlAdditionalAttributes::OPCODE => run(self, cx, hdr, buf, device::get_cntl_additional_attributes),
+            SetFlowControl::OPCODE => run(self, cx, hdr, buf, port::set_flow_control),
+            GetFlowControl::OPCODE => run(self, cx, hdr, buf, port::get_flow_control),
+            SetLogicalLinkConfig::OPCODE => run(self, cx, hdr, buf, port::set_logical_link_config),
+            EqCreate::OPCODE => run(self, cx, hdr, buf, queues::eq_create),
+            CqCreate::OPCODE => run(self, cx, hdr, buf, queues::cq_create),
+            MccCreateExt::OPCODE => run(self, cx, hdr, buf, queues::mcc_create_ext),
+            EqDestroy::OPCODE => run(self, cx, hdr, buf, queues::eq_destroy),
+            CqDestroy::OPCODE => run(self, cx, hdr, buf, queues::cq_destroy),
+            MccDestroy::OPCODE => run(self, cx, hdr, buf, queues::mcc_destroy),
+            ModifyEqDelay::OPCODE => run(self, cx, hdr, buf, queues::modify_eq_delay),
+            IfCreate::OPCODE => run(self, cx, hdr, buf, interface::if_create),
+            IfDestroy::OPCODE => run(self, cx, hdr, buf, interface::if_destroy),
+            PmacAdd::OPCODE => run(self, cx, hdr, buf, interface::pmac_add),
+            PmacDel::OPCODE => run(self, cx, hdr, buf, interface::pmac_del),
+            RxFilter::OPCODE => run(self, cx, hdr, buf, interface::rx_filter),
+            VlanConfig::OPCODE => run(self, cx, hdr, buf, interface::vlan_config),
+            _ => Err(illegal_request()),
+        }
+    }
+
+    /// Runs an ETH command.
+    fn dispatch_eth(&mut self, cx: &Context, hdr: &RequestHeader, buf: &[u8]) -> Reply {
+        match hdr.opcode {
+            RssConfig::OPCODE => run(self, cx, hdr, buf, eth::rss_config),
+            GetStatistics::OPCODE => run(self, cx, hdr, buf, eth::get_statistics),
+            TxCreate::OPCODE => run(self, cx, hdr, buf, eth::tx_create),
+            RxCreate::OPCODE => run(self, cx, hdr, buf, eth::rx_create),
+            TxDestroy::OPCODE => run(self, cx, hdr, buf, eth::tx_destroy),
+            RxDestroy::OPCODE => run(self, cx, hdr, buf, eth::rx_destroy),
+            AcpiWolQuery::OPCODE => run(self, cx, hdr, buf, eth::acpi_wol_query),
             _ => Err(illegal_request()),
         }
     }

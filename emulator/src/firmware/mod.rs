@@ -13,6 +13,7 @@ pub mod fat;
 pub(crate) mod flash;
 pub(crate) mod handlers;
 pub mod profiles;
+pub(crate) mod resources;
 pub mod state;
 
 use std::path::{Path, PathBuf};
@@ -27,6 +28,7 @@ use crate::events::{BootOutcome, Event, EventLog};
 use crate::faults::{FaultSpec, Faults};
 use crate::function::FunctionType;
 use flash::{Flash, FlashDurability, Staging};
+use resources::Resources;
 use state::{FLASH_FILE, Runtime, STATE_FILE, StateFile};
 
 /// How [`Firmware::create_with`] makes a new adapter.
@@ -53,6 +55,8 @@ pub struct Firmware {
     pub(crate) flash: Flash,
     /// The section WRITE_FLASHROM is staging (firmware RAM: lost at reset and power loss).
     pub(crate) staging: Staging,
+    /// What a driver created in the function (firmware RAM: lost at any reset).
+    pub(crate) resources: Resources,
     /// The adapter's log: what the firmware did and what the device saw (transports log here too).
     events: EventLog,
     /// The diagnostic (FAT) log as MANAGE_FAT QUERY last rendered it (firmware RAM).
@@ -99,7 +103,15 @@ impl Firmware {
     }
 
     fn running(dir: PathBuf, state: StateFile, flash: Flash) -> Self {
-        Self { dir, state, flash, staging: Staging::default(), events: EventLog::default(), fat: None }
+        Self {
+            dir,
+            state,
+            flash,
+            staging: Staging::default(),
+            resources: Resources::default(),
+            events: EventLog::default(),
+            fat: None,
+        }
     }
 
     /// The state directory.
@@ -207,6 +219,23 @@ impl Firmware {
         self.state.faults.unreachable()
     }
 
+    /// A function-level reset: what the driver created in the function is gone (the rest of the
+    /// firmware keeps running).
+    pub(crate) fn reset_function(&mut self) {
+        self.resources = Resources::default();
+    }
+
+    /// True while the physical link is up: the cable is in (no `link-down` fault).
+    pub(crate) fn physical_link_up(&self) -> bool {
+        !self.state.faults.link_down
+    }
+
+    /// True while the function's logical link is up: the physical link is, and the driver has
+    /// not disabled the logical one (SET_LOGICAL_LINK_CONFIG).
+    pub(crate) fn logical_link_up(&self) -> bool {
+        self.physical_link_up() && self.resources.logical_link_enabled
+    }
+
     /// The adapter loses power now: it stops answering until the next power cycle, and what the
     /// firmware held in RAM (a staged flash section) is lost.
     pub(crate) fn lose_power(&mut self) {
@@ -227,6 +256,7 @@ impl Firmware {
         self.state.runtime = Runtime::after_post(&self.state.nvram, self.state.identity.macs.len(), &check);
         self.staging.clear();
         self.fat = None;
+        self.resources = Resources::default();
         self.log(Event::Boot { outcome: check.outcome });
         check.outcome
     }

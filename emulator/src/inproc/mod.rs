@@ -159,17 +159,17 @@ impl Emulator {
 
     /// Replaces the fault set and saves it in the state file.
     pub fn set_faults(&self, faults: Faults) -> Result<(), EmulatorError> {
-        self.device().firmware_mut().set_faults(faults)
+        self.device().set_faults(faults)
     }
 
     /// Sets one fault (replacing one of its kind) and saves it.
     pub fn set_fault(&self, spec: FaultSpec) -> Result<(), EmulatorError> {
-        self.device().firmware_mut().set_fault(spec)
+        self.device().set_fault(spec)
     }
 
     /// Clears faults by name ([`Faults::clear`]) and saves; returns whether any was set.
     pub fn clear_fault(&self, name: &str) -> Result<bool, EmulatorError> {
-        self.device().firmware_mut().clear_fault(name)
+        self.device().clear_fault(name)
     }
 
     /// Clears every fault and saves.

@@ -1,26 +1,63 @@
 //! Function-level commands: FUNCTION_RESET (61), GET_FW_VERSION (35), GET_CNTL_ATTRIBUTES (32),
-//! QUERY_FIRMWARE_CONFIG (58), GET_FN_PRIVILEGES (170).
+//! QUERY_FIRMWARE_CONFIG (58), GET_FN_PRIVILEGES (170), SET_INTERRUPT_ENABLE (89),
+//! SET_DRIVER_FUNCTION_CAP (103), GET_CNTL_ADDITIONAL_ATTRIBUTES (121).
 
 use oce_firmware::dir::{ImageType, SectionEntry};
 use oce_mailbox::command::Empty;
 use oce_mailbox::commands::{
-    CntlAttributes, FirmwareConfig, FnPrivileges, FunctionCaps, FunctionReset, FwVersion, GetCntlAttributes,
-    GetFnPrivileges, GetFwVersion, QueryFirmwareConfig, UlpResources,
+    AdditionalAttributes, CntlAttributes, FirmwareConfig, FnPrivileges, FunctionCaps, FunctionReset, FwVersion,
+    GetCntlAdditionalAttributes, GetCntlAttributes, GetFnPrivileges, GetFwVersion, QueryFirmwareConfig,
+    SetDriverFunctionCap, SetInterruptEnable, UlpResources,
 };
 use oce_mailbox::status::CompletionStatus;
 
 use crate::assumptions::{
-    ASIC_ID, ASIC_REVISION, CONFIG_NUMBER, DESCRIPTION, FUNCTION_CAPS, HBA_MTU, MANUFACTURER, PF_NUM, SUBSYSTEM_ID,
-    SUBSYSTEM_VENDOR_ID,
+    ASIC_ID, ASIC_REVISION, CONFIG_NUMBER, DESCRIPTION, DIE_TEMPERATURE, DRIVER_CAPABILITIES, FUNCTION_CAPS, HBA_MTU,
+    MANUFACTURER, PF_NUM, SUBSYSTEM_ID, SUBSYSTEM_VENDOR_ID,
 };
 use crate::device::config::VENDOR_ID;
+use crate::firmware::resources::Resources;
 use crate::firmware::{Context, Firmware};
 
-/// FUNCTION_RESET resets the calling function's firmware state: queues, interfaces and MACs a
-/// previous driver created (spec/protocol.md §5.4). The emulator models none of those (only the
-/// bootstrap mailbox), so there is nothing to clear; port-level state (beacon, link) is kept.
-pub(crate) fn function_reset(_: &mut Firmware, _: &Context, _: FunctionReset) -> Result<Empty, CompletionStatus> {
+/// FUNCTION_RESET resets the calling function's firmware state: the queues, interfaces and MAC
+/// filters a previous driver created, and its settings (interrupt enable, flow control, logical
+/// link) go back to their defaults (spec/protocol.md §5.4). Port-level state (beacon, the
+/// physical link) is kept.
+pub(crate) fn function_reset(fw: &mut Firmware, _: &Context, _: FunctionReset) -> Result<Empty, CompletionStatus> {
+    fw.resources = Resources::default();
     Ok(Empty)
+}
+
+/// SET_INTERRUPT_ENABLE: host interrupts on or off (spec/protocol.md §5.4); the device raises
+/// interrupts only while they, or INT_CTRL's HOSTINTR bit, are on.
+pub(crate) fn set_interrupt_enable(
+    fw: &mut Firmware,
+    _: &Context,
+    req: SetInterruptEnable,
+) -> Result<Empty, CompletionStatus> {
+    fw.resources.host_interrupts = req.enabled;
+    Ok(Empty)
+}
+
+/// SET_DRIVER_FUNCTION_CAP: grants what the driver asks for of [`DRIVER_CAPABILITIES`] and
+/// answers the same valid mask (spec/be2net-driver.md §2 step 9).
+pub(crate) fn set_driver_function_cap(
+    _: &mut Firmware,
+    _: &Context,
+    req: SetDriverFunctionCap,
+) -> Result<SetDriverFunctionCap, CompletionStatus> {
+    let cap_flags = req.cap_flags & req.valid_cap_flags & DRIVER_CAPABILITIES;
+    Ok(SetDriverFunctionCap { valid_cap_flags: req.valid_cap_flags, cap_flags })
+}
+
+/// GET_CNTL_ADDITIONAL_ATTRIBUTES: the die temperature ([`DIE_TEMPERATURE`]); no IPL file is
+/// named (spec/be2net-driver.md §3.7).
+pub(crate) fn get_cntl_additional_attributes(
+    _: &mut Firmware,
+    _: &Context,
+    _: GetCntlAdditionalAttributes,
+) -> Result<AdditionalAttributes, CompletionStatus> {
+    Ok(AdditionalAttributes { on_die_temperature: DIE_TEMPERATURE, ..AdditionalAttributes::default() })
 }
 
 /// GET_FW_VERSION: the running version (what the last POST booted) and the on-flash version

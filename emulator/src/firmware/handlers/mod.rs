@@ -4,10 +4,13 @@
 
 pub(super) mod dcbx;
 pub(super) mod device;
+pub(super) mod eth;
 pub(super) mod fat;
 pub(super) mod flashrom;
-pub(super) mod port;
+pub(super) mod interface;
+pub(crate) mod port;
 pub(super) mod profile;
+pub(super) mod queues;
 pub(super) mod transceiver;
 
 use oce_mailbox::status::{BaseStatus, CompletionStatus};

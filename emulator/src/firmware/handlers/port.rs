@@ -1,14 +1,18 @@
 //! Port-level commands: GET_MAC_LIST (147), GET_PORT_NAME (77), LINK_STATUS_QUERY (5),
-//! GET_PHY_DETAILS (102), GET_BEACON_STATE (70), ENABLE_DISABLE_BEACON (69).
+//! GET_PHY_DETAILS (102), GET_BEACON_STATE (70), ENABLE_DISABLE_BEACON (69), SET / GET_FLOW_CONTROL
+//! (36 / 37), SET_LOGICAL_LINK_CONFIG (80).
 //!
-//! The emulated PF sits on port 0 ([`crate::assumptions::PF_NUM`]); the link is always up at
-//! 10 Gb/s; the PHY is an SFP+ cage.
+//! The emulated PF sits on port 0 ([`crate::assumptions::PF_NUM`]); the link is up at 10 Gb/s
+//! unless the `link-down` fault pulls the cable or the driver disables the logical link; the PHY
+//! is an SFP+ cage.
 
 use oce_mailbox::command::Empty;
 use oce_mailbox::commands::{
-    BeaconState, EnableDisableBeacon, GetBeaconState, GetMacList, GetPhyDetails, GetPortName, LinkStatus,
-    LinkStatusQuery, MacList, MacSpeed, PhyDetails, PhyInterface, PhySpeeds, PortName,
+    BeaconState, EnableDisableBeacon, FlowControl, GetBeaconState, GetFlowControl, GetMacList, GetPhyDetails,
+    GetPortName, LinkStatus, LinkStatusQuery, MacList, MacSpeed, PhyDetails, PhyInterface, PhySpeeds, PortName,
+    SetFlowControl, SetLogicalLinkConfig,
 };
+use oce_mailbox::entries::LinkStateEvent;
 use oce_mailbox::status::{BaseStatus, CompletionStatus};
 
 use super::illegal_field;
@@ -33,22 +37,59 @@ pub(crate) fn get_port_name(_: &mut Firmware, _: &Context, _: GetPortName) -> Re
     Ok(PortName { names: PORT_NAMES })
 }
 
-/// LINK_STATUS_QUERY v1: link up, 10 Gb/s (spec/protocol.md §5.16, §8 item 6).
+/// LINK_STATUS_QUERY v1: up at 10 Gb/s, or down with no speed (spec/protocol.md §5.16, §8
+/// item 6).
 pub(crate) fn link_status_query(
     fw: &mut Firmware,
     _: &Context,
     _: LinkStatusQuery,
 ) -> Result<LinkStatus, CompletionStatus> {
+    let up = fw.logical_link_up();
     Ok(LinkStatus {
         physical_port: own_port(fw) as u8,
-        mac_duplex: MAC_DUPLEX,
-        mac_speed: MacSpeed::from_raw(LINK_SPEED_CODE),
+        mac_duplex: if up { MAC_DUPLEX } else { 0 },
+        mac_speed: if up { MacSpeed::from_raw(LINK_SPEED_CODE) } else { MacSpeed::None },
         mac_fault: 0,
         mgmt_mac_duplex: 0,
         mgmt_mac_speed: 0,
-        link_speed: LINK_SPEED_10MBPS,
-        logical_link_status: u32::from(LinkStatus::LINK_UP),
+        link_speed: if up { LINK_SPEED_10MBPS } else { 0 },
+        logical_link_status: u32::from(if up { LinkStatus::LINK_UP } else { 0 }),
     })
+}
+
+/// The link-state asynchronous event announcing that the function's logical link is now `up`:
+/// the PF's port, with the duplex and speed codes LINK_STATUS_QUERY reports (spec/protocol.md
+/// §3.8; [`crate::assumptions`], "queues").
+pub(crate) fn link_state_event(fw: &Firmware, up: bool) -> LinkStateEvent {
+    let (duplex, speed) = if up { (MAC_DUPLEX, LINK_SPEED_CODE) } else { (0, 0) };
+    LinkStateEvent::logical(own_port(fw) as u8, up, duplex, speed)
+}
+
+/// SET_FLOW_CONTROL v1: pause frames on or off in each direction, until the next function reset.
+pub(crate) fn set_flow_control(fw: &mut Firmware, _: &Context, req: SetFlowControl) -> Result<Empty, CompletionStatus> {
+    fw.resources.flow_control = req.0;
+    Ok(Empty)
+}
+
+/// GET_FLOW_CONTROL: what SET_FLOW_CONTROL set, or [`crate::assumptions::DEFAULT_FLOW_CONTROL`].
+pub(crate) fn get_flow_control(
+    fw: &mut Firmware,
+    _: &Context,
+    _: GetFlowControl,
+) -> Result<FlowControl, CompletionStatus> {
+    Ok(fw.resources.flow_control)
+}
+
+/// SET_LOGICAL_LINK_CONFIG v2: the enable bit lets the function's logical link follow the
+/// physical one (be2net's 0x101) or holds it down; no asynchronous event is posted for the
+/// change, which the driver itself asked for (spec/protocol.md §5.17).
+pub(crate) fn set_logical_link_config(
+    fw: &mut Firmware,
+    _: &Context,
+    req: SetLogicalLinkConfig,
+) -> Result<Empty, CompletionStatus> {
+    fw.resources.logical_link_enabled = req.link_config & SetLogicalLinkConfig::ENABLE != 0;
+    Ok(Empty)
 }
 
 /// GET_PHY_DETAILS: an SFP+ 10G PHY supporting 1G and 10G (spec/protocol.md §5.11).

@@ -7,7 +7,9 @@
 //! difference between the emulator and your hardware can be traced to one line.
 //!
 //! Facts that the spec *does* state (register offsets, bit positions, command layouts, status
-//! codes) live in `oce-mailbox` and are cited there; they are not repeated here.
+//! codes) live in `oce-mailbox` and are cited there; they are not repeated here. The queues,
+//! their interrupts and the NIC driver's commands have their own page, [`queues`], re-exported
+//! here.
 //!
 //! # Behaviour choices
 //!
@@ -37,9 +39,8 @@
 //!   With the table kept by the transport, the device sends every vector enable and bus
 //!   mastering allow and leaves masking to the transport, whose table the device never sees.
 //!   INTA# is driven while the source's level is high, Interrupt Disable is clear and MSI-X is
-//!   disabled; status bit 3 shows the level whatever Interrupt Disable says. Whether the
-//!   adapter's host-interrupt enable (INT_CTRL bit 29, SET_INTERRUPT_ENABLE) also gates MSI-X is
-//!   left to the interrupt sources, which do not exist yet (be2net-driver.md §3.5).
+//!   disabled; status bit 3 shows the level whatever Interrupt Disable says. The event queues
+//!   decide when to fire, gated by the adapter's host-interrupt enable ([`queues`]).
 //! - **Function-level reset** (`device`): vfio-user's DEVICE_RESET and Initiate FLR (advertised
 //!   in [`PCIE_DEVICE_CAPABILITIES`]) reset the function's registers: configuration space to
 //!   power-on values, MSI-X disabled with every vector masked and the PBA clear, INTx
@@ -65,10 +66,10 @@
 //!   own configuration space (as VFIO presents them; a real VF's live in the PF's SR-IOV
 //!   capability); its chip soft reset (pcicfg shadow 0x5C) works like the PF's, since the model
 //!   has no PF beside it to refuse it. [`VF_REFUSED_OPCODES`] answer UNAUTHORIZED_REQUEST.
-//! - **Commands** (`handlers`): subsystem COMMON is implemented, and of the others only DCBX
-//!   GET_CONFIG (subsystem 0x10, ocrdma's numbering); a command is accepted
+//! - **Commands** (`handlers`): subsystems COMMON and ETH are implemented, and of the others only
+//!   DCBX GET_CONFIG (subsystem 0x10, ocrdma's numbering); a command is accepted
 //!   embedded or not, whatever be2net uses; a non-zero `domain` is refused (no VFs);
-//!   FUNCTION_RESET has nothing to clear (no queues are modelled); the beacon ignores its
+//!   FUNCTION_RESET clears what a driver created ([`queues`]); the beacon ignores its
 //!   durations and goes off at POST; the emulated PF is function 0 on port 0 and reports only
 //!   its own descriptors.
 //! - **Profiles** ([`crate::firmware::profiles`]): SET_ACTIVE_PROFILE persists the next-boot profile at
@@ -151,6 +152,10 @@
 //!   chunk fails (FAILED, additional [`ADDL_FLASH_SAVE_FAILED`]) and drops the staging, until
 //!   the fault is cleared. At power loss the chunk is not executed, nothing more is written (no
 //!   response, no completion), the adapter reads all ones until the next power cycle.
+
+mod queues;
+
+pub use queues::*;
 
 use oce_mailbox::Command;
 use oce_mailbox::commands::{

@@ -1,0 +1,99 @@
+//! The MCC ring engine (spec/be2net-driver.md §3.4, spec/protocol.md §3.8): on the MCC
+//! doorbell, the posted WRBs run in ring order, each exactly like a bootstrap-mailbox WRB
+//! (`Device::run_wrb`: embedded responses into the ring slot, non-embedded over the SGE buffer),
+//! and each gets one completion on the MCC's CQ with its status, both tags copied unchanged (the
+//! host turns them back into kernel pointers) and VALID | COMPLETED.
+//!
+//! Everything runs inside the doorbell write: be2net busy-polls its completion queue for up to
+//! 12 s, under a spinlock, so the answer must not wait for the host to yield. A completion a
+//! `slow` or `slow-flash` fault holds back stops the ring until [`Device::poll`] writes it.
+
+use std::time::Duration;
+
+use oce_mailbox::doorbells::MccDoorbell;
+use oce_mailbox::wire::{Reader, Wire, Writer};
+use oce_mailbox::wrb::{COMPLETION_LEN, Completion, WRB_LEN};
+
+use crate::device::{Device, DmaSpace, Interrupt};
+use crate::events::{Event, QueueKind};
+use crate::firmware::resources::HeldCompletion;
+
+impl<D: DmaSpace, I: Interrupt> Device<D, I> {
+    /// The MCC doorbell: `count` more WRBs are posted on MCC `id`; run them.
+    pub(super) fn mcc_doorbell(&mut self, db: MccDoorbell) {
+        let id = db.id();
+        let Some(mcc) = self.firmware.resources.mccs.get_mut(&id) else {
+            self.firmware.log(Event::UnknownQueue { kind: QueueKind::Mcc, id });
+            return;
+        };
+        mcc.posted = mcc.posted.saturating_add(db.count().into()).min(mcc.ring.entries);
+        self.run_mcc(id);
+    }
+
+    /// Runs the WRBs posted on MCC `id`, in order, until none is left, one's completion is held
+    /// back, or the MCC is gone (a command destroyed it, or reset the function).
+    fn run_mcc(&mut self, id: u16) {
+        loop {
+            if self.gone() {
+                return;
+            }
+            let Some(mcc) = self.firmware.resources.mccs.get_mut(&id) else { return };
+            if mcc.held.is_some() || mcc.posted == 0 {
+                return;
+            }
+            let slot = mcc.ring.entry(mcc.consumer);
+            mcc.consumer = mcc.ring.advance(mcc.consumer, 1);
+            mcc.posted -= 1;
+            let cq = mcc.cq;
+            self.run_mcc_wrb(id, cq, slot);
+        }
+    }
+
+    /// Runs the WRB in ring slot `slot` of MCC `id` and completes it on `cq`.
+    fn run_mcc_wrb(&mut self, id: u16, cq: u16, slot: u64) {
+        let mut raw = [0u8; WRB_LEN];
+        if let Err(fault) = self.dma.read(slot, &mut raw) {
+            // A WRB the device cannot fetch has no tags to complete it with.
+            self.log_fault(fault);
+            return;
+        }
+        let mut r = Reader::at(&raw, 8);
+        let tags = [r.u32("tag0").unwrap_or(0), r.u32("tag1").unwrap_or(0)];
+        let (status, executed) = self.run_wrb(slot, &raw);
+        if self.gone() {
+            // The adapter lost power running the command: no completion.
+            return;
+        }
+        let (valid, delay) = executed.map_or((true, Duration::ZERO), |e| (e.valid, e.delay));
+        let flags = Completion::COMPLETED | if valid { Completion::VALID } else { 0 };
+        let mut bytes = [0u8; COMPLETION_LEN];
+        if (Completion { status, tags, flags }).encode(&mut Writer::new(&mut bytes)).is_err() {
+            return;
+        }
+        if !delay.is_zero() {
+            let due = self.clock.now() + delay;
+            if let Some(mcc) = self.firmware.resources.mccs.get_mut(&id) {
+                mcc.held = Some(HeldCompletion { bytes, due });
+                return;
+            }
+        }
+        self.post_completion(cq, &bytes);
+    }
+
+    /// Writes every held completion whose time has come and runs the WRBs queued behind it.
+    pub(super) fn write_due_completions(&mut self) {
+        let now = self.clock.now();
+        let due: Vec<u16> = (self.firmware.resources.mccs.iter())
+            .filter(|(_, m)| m.held.as_ref().is_some_and(|h| h.due <= now))
+            .map(|(&id, _)| id)
+            .collect();
+        for id in due {
+            let Some(mcc) = self.firmware.resources.mccs.get_mut(&id) else { continue };
+            let (cq, held) = (mcc.cq, mcc.held.take());
+            if let Some(held) = held {
+                self.post_completion(cq, &held.bytes);
+            }
+            self.run_mcc(id);
+        }
+    }
+}

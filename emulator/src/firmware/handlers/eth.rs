@@ -1,0 +1,94 @@
+//! ETH subsystem commands: TX_CREATE v2 (7), RX_CREATE (8), TX_DESTROY (9), RX_DESTROY (10),
+//! RSS_CONFIG v1 (1), ACPI_WOL_MAGIC_CONFIG v1 (12, the capability query) and GET_STATISTICS v2
+//! (4) (spec/be2net-driver.md §3.2, §4; spec/protocol.md §5.0, §5.20).
+
+use oce_mailbox::command::Empty;
+use oce_mailbox::commands::{
+    AcpiWolQuery, GetStatistics, HwStatsV2, IfFlags, RssConfig, RxCreate, RxCreated, RxDestroy, TxCreate, TxCreated,
+    TxDestroy, WolCapabilities,
+};
+use oce_mailbox::doorbells::TxDoorbell;
+use oce_mailbox::entries::TX_WRB_LEN;
+use oce_mailbox::status::CompletionStatus;
+
+use super::illegal_field;
+use super::queues::{at_limit, exhausted};
+use crate::assumptions::{MAX_RX_QUEUE_ID, TX_DOORBELL_OFFSET, WOL_CAPABILITIES};
+use crate::firmware::resources::{Ring, RxQueue, TxQueue, free_id};
+use crate::firmware::{Context, Firmware};
+
+/// TX_CREATE v2: a ring of 16-byte WRBs sending for a live interface, its completions to a live
+/// CQ; its doorbell is at [`TX_DOORBELL_OFFSET`]. At most the profile's `txq_count` rings.
+pub(crate) fn tx_create(fw: &mut Firmware, _: &Context, req: TxCreate) -> Result<TxCreated, CompletionStatus> {
+    let entries = req.entries();
+    let ring = Ring::new(req.pages, entries, TX_WRB_LEN as u32).ok_or_else(illegal_field)?;
+    let r = &mut fw.resources;
+    let if_id = u32::from(req.if_id);
+    if !r.cqs.contains_key(&req.cq_id) || !r.interfaces.contains_key(&if_id) {
+        return Err(illegal_field());
+    }
+    if at_limit(r.txqs.len(), fw.state.runtime.active.nic.txq_count) {
+        return Err(exhausted());
+    }
+    let id = free_id(&r.txqs, TxDoorbell::ID_MASK).ok_or_else(exhausted)?;
+    r.txqs.insert(id, TxQueue { ring, cq: req.cq_id, if_id, consumer: 0, posted: 0 });
+    Ok(TxCreated { cid: id, rid: 0, db_offset: TX_DOORBELL_OFFSET })
+}
+
+/// RX_CREATE: a receive ring of a live interface with its completions to a live CQ; its
+/// `rss_id` is its id. Ids stay below [`MAX_RX_QUEUE_ID`]; at most the profile's `rq_count`
+/// rings. No frame ever arrives.
+pub(crate) fn rx_create(fw: &mut Firmware, _: &Context, req: RxCreate) -> Result<RxCreated, CompletionStatus> {
+    let r = &mut fw.resources;
+    if req.pages.is_empty() || !r.cqs.contains_key(&req.cq_id) || !r.interfaces.contains_key(&req.interface_id) {
+        return Err(illegal_field());
+    }
+    if at_limit(r.rxqs.len(), fw.state.runtime.active.nic.rq_count) {
+        return Err(exhausted());
+    }
+    let id: u16 = free_id(&r.rxqs, MAX_RX_QUEUE_ID.into()).ok_or_else(exhausted)?;
+    let rss_id = id as u8;
+    let rxq = RxQueue { cq: req.cq_id, if_id: req.interface_id, rss_id, rss: req.rss_queue != 0, buffers: 0 };
+    r.rxqs.insert(id, rxq);
+    Ok(RxCreated { id, rss_id })
+}
+
+/// TX_DESTROY: WRBs posted and not yet sent are dropped with the ring.
+pub(crate) fn tx_destroy(fw: &mut Firmware, _: &Context, req: TxDestroy) -> Result<Empty, CompletionStatus> {
+    fw.resources.txqs.remove(&req.id).map(|_| Empty).ok_or_else(illegal_field)
+}
+
+/// RX_DESTROY.
+pub(crate) fn rx_destroy(fw: &mut Firmware, _: &Context, req: RxDestroy) -> Result<Empty, CompletionStatus> {
+    fw.resources.rxqs.remove(&req.id).map(|_| Empty).ok_or_else(illegal_field)
+}
+
+/// RSS_CONFIG v1: the hash types and indirection table of a live interface; turning RSS on needs
+/// the interface's RSS capability, and the table size is at most 128 (log2 ≤ 7).
+pub(crate) fn rss_config(fw: &mut Firmware, _: &Context, req: RssConfig) -> Result<Empty, CompletionStatus> {
+    let iface = fw.resources.interfaces.get_mut(&req.if_id).ok_or_else(illegal_field)?;
+    if req.cpu_table_size_log2 > 7 || (req.enable_rss != 0 && !iface.capabilities.contains(IfFlags::RSS)) {
+        return Err(illegal_field());
+    }
+    iface.rss_hash = req.enable_rss;
+    iface.rss_table = req.cpu_table[..1 << req.cpu_table_size_log2].to_vec();
+    Ok(Empty)
+}
+
+/// ACPI_WOL_MAGIC_CONFIG v1, the capability query (`query_options` 2): [`WOL_CAPABILITIES`],
+/// no magic MAC armed. Other query options are ILLEGAL_FIELD.
+pub(crate) fn acpi_wol_query(
+    _: &mut Firmware,
+    _: &Context,
+    req: AcpiWolQuery,
+) -> Result<WolCapabilities, CompletionStatus> {
+    if req.query_options != AcpiWolQuery::GET_WOL_CAPABILITY {
+        return Err(illegal_field());
+    }
+    Ok(WolCapabilities { wol_settings: WOL_CAPABILITIES, magic_mac: [0; 6] })
+}
+
+/// GET_STATISTICS v2: every counter zero (no frame is ever sent or received on the wire).
+pub(crate) fn get_statistics(_: &mut Firmware, _: &Context, _: GetStatistics) -> Result<HwStatsV2, CompletionStatus> {
+    Ok(HwStatsV2::zeroed())
+}

@@ -368,8 +368,8 @@ broke the protocol; 3 for an unusable state directory; 5 when the adapter is bus
 #[derive(Debug, Subcommand)]
 pub enum FaultAction {
     /// Set one or more faults, e.g. `post-stuck=0x0002`, `gone`, `status=1:168:3`,
-    /// `slow=1:167:500`, `flash-fail-at=3`, `power-loss-at=3`, `no-offset-mode`, `pfc-unsync`
-    /// (see docs/reliability.md for the whole list).
+    /// `slow=1:167:500`, `flash-fail-at=3`, `power-loss-at=3`, `no-offset-mode`, `pfc-unsync`,
+    /// `link-down` (see docs/reliability.md for the whole list).
     Set {
         /// Fault specs.
         #[arg(required = true, value_name = "SPEC")]

@@ -293,6 +293,20 @@ fn faults() -> Vec<Fault> {
             evidence: |_, s| s.still_set("pfc-unsync"),
             power_cycle: false,
         },
+        Fault {
+            row: "link-down",
+            spec: |_| "link-down".into(),
+            // A pulled cable is the network's: the mailbox works on, and query shows it.
+            expect: |_| Expect::Ok,
+            evidence: |op, s| {
+                let shown = op.name != "query" || s.run.json()["ports"][0]["link_up"] == false;
+                if !shown {
+                    return Err("query did not show the link down".into());
+                }
+                s.still_set("link-down")
+            },
+            power_cycle: false,
+        },
     ]
 }
 

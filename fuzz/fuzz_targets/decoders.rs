@@ -7,6 +7,7 @@ use libfuzzer_sys::fuzz_target;
 use oce_mailbox::Command;
 use oce_mailbox::command::{decode_request, decode_response};
 use oce_mailbox::commands::*;
+use oce_mailbox::entries::{EqEntry, LinkStateEvent, TxCompletion, TxHeaderWrb};
 use oce_mailbox::wrb::{Completion, Wrb};
 use oce_mailbox::{Reader, Wire};
 
@@ -17,7 +18,7 @@ fn both<C: Command>(buf: &[u8]) {
 
 fuzz_target!(|data: &[u8]| {
     let Some((&pick, buf)) = data.split_first() else { return };
-    match pick % 26 {
+    match pick % 56 {
         0 => both::<GetFwVersion>(buf),
         1 => both::<GetCntlAttributes>(buf),
         2 => both::<QueryFirmwareConfig>(buf),
@@ -46,6 +47,44 @@ fuzz_target!(|data: &[u8]| {
         }
         24 => {
             let _ = Completion::decode(&mut Reader::new(buf));
+        }
+        26 => both::<EqCreate>(buf),
+        27 => both::<CqCreate>(buf),
+        28 => both::<MccCreateExt>(buf),
+        29 => both::<MccDestroy>(buf),
+        30 => both::<CqDestroy>(buf),
+        31 => both::<EqDestroy>(buf),
+        32 => both::<TxCreate>(buf),
+        33 => both::<RxCreate>(buf),
+        34 => both::<TxDestroy>(buf),
+        35 => both::<RxDestroy>(buf),
+        36 => both::<RssConfig>(buf),
+        37 => both::<AcpiWolQuery>(buf),
+        38 => both::<GetStatistics>(buf),
+        39 => both::<IfCreate>(buf),
+        40 => both::<IfDestroy>(buf),
+        41 => both::<PmacAdd>(buf),
+        42 => both::<PmacDel>(buf),
+        43 => both::<RxFilter>(buf),
+        44 => both::<VlanConfig>(buf),
+        45 => both::<SetInterruptEnable>(buf),
+        46 => both::<SetDriverFunctionCap>(buf),
+        47 => both::<SetFlowControl>(buf),
+        48 => both::<GetFlowControl>(buf),
+        49 => both::<SetLogicalLinkConfig>(buf),
+        50 => both::<GetCntlAdditionalAttributes>(buf),
+        51 => both::<ModifyEqDelay>(buf),
+        52 => {
+            let _ = EqEntry::decode(&mut Reader::new(buf));
+        }
+        53 => {
+            let _ = LinkStateEvent::decode(&mut Reader::new(buf));
+        }
+        54 => {
+            let _ = TxHeaderWrb::decode(&mut Reader::new(buf));
+        }
+        55 => {
+            let _ = TxCompletion::decode(&mut Reader::new(buf));
         }
         _ => {
             let _ = oce_mailbox::header::ResponseHeader::decode(&mut Reader::new(buf));

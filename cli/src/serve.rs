@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use oce_emulator::firmware::Firmware;
+use oce_emulator_serve::clock::run_clock;
 use oce_emulator_serve::control::{self, ControlError, ControlRequest};
 use oce_emulator_serve::{Adapter, Log, Outcome, ServeSocket, Server};
 use oce_pci::signals;
@@ -58,11 +59,12 @@ pub fn run(global: &GlobalArgs, dir: &Path, socket: &Path) -> CliResult<ServeRep
     );
     let session_over = AtomicBool::new(false);
     let stop = || signals::pending().is_some();
+    let over = || stop() || session_over.load(Ordering::SeqCst);
     let outcome = std::thread::scope(|scope| {
-        let control = scope.spawn(|| {
-            let stop_control = || stop() || session_over.load(Ordering::SeqCst);
-            control::serve_control(control_socket.listener(), &adapter.device, &stop_control, &log)
-        });
+        let control = scope.spawn(|| control::serve_control(control_socket.listener(), &adapter.device, &over, &log));
+        // Completions held back by a slow fault are written on time even while the guest only
+        // polls its memory.
+        scope.spawn(|| run_clock(&adapter.device, &over));
         let outcome = server.serve_one(listening.listener(), &stop);
         session_over.store(true, Ordering::SeqCst);
         if let Ok(Err(e)) = control.join() {

@@ -15,8 +15,8 @@
 //!
 //! The answer is `{"ok":true,"changed":BOOL,"faults":[SPEC,...]}` (the faults set afterwards),
 //! or `{"ok":false,"error":"..."}` with nothing changed. Faults persist in the state directory
-//! as when ocetool sets them directly. Later requests (a link change for be2net) fit the same
-//! shape.
+//! as when ocetool sets them directly. They go through the device, which acts on them at once:
+//! `link-down` (set or cleared) reaches the guest's driver as a link-state event.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -169,7 +169,7 @@ fn answer_one<D: DmaSpace, I: Interrupt>(
     {
         Ok(request) => {
             let mut device = device.lock().unwrap_or_else(PoisonError::into_inner);
-            apply(&request, device.firmware_mut())
+            apply(&request, &mut device)
         }
         Err(why) => Err(format!("bad control request: {why}")),
     };
@@ -188,27 +188,31 @@ fn answer_one<D: DmaSpace, I: Interrupt>(
     (&*stream).write_all(out.as_bytes())
 }
 
-/// Applies `request` to the firmware's faults (saved in the state directory).
-fn apply(request: &ControlRequest, firmware: &mut oce_emulator::firmware::Firmware) -> Result<ControlReply, String> {
+/// Applies `request` to the device's faults (saved in the state directory), through the device so
+/// that it acts on them at once (a `link-down` is announced to the guest's driver).
+fn apply<D: DmaSpace, I: Interrupt>(
+    request: &ControlRequest,
+    device: &mut Device<D, I>,
+) -> Result<ControlReply, String> {
     let describe = |f: &Faults| f.describe().iter().map(ToString::to_string).collect::<Vec<_>>();
-    let before = describe(firmware.faults());
+    let before = describe(device.firmware().faults());
     match request {
         ControlRequest::FaultSet(specs) => {
             // Parse all first, so a bad spec sets none of them.
             let parsed =
                 specs.iter().map(|s| FaultSpec::parse(s).map_err(|e| e.to_string())).collect::<Result<Vec<_>, _>>()?;
             for spec in parsed {
-                firmware.set_fault(spec).map_err(|e| e.to_string())?;
+                device.set_fault(spec).map_err(|e| e.to_string())?;
             }
         }
         ControlRequest::FaultClear(names) => {
             for name in names {
-                firmware.clear_fault(name).map_err(|e| e.to_string())?;
+                device.clear_fault(name).map_err(|e| e.to_string())?;
             }
         }
-        ControlRequest::FaultClearAll => firmware.set_faults(Faults::default()).map_err(|e| e.to_string())?,
+        ControlRequest::FaultClearAll => device.set_faults(Faults::default()).map_err(|e| e.to_string())?,
         ControlRequest::FaultList => {}
     }
-    let faults = describe(firmware.faults());
+    let faults = describe(device.firmware().faults());
     Ok(ControlReply { changed: faults != before, faults })
 }

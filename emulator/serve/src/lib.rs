@@ -21,6 +21,8 @@
 //!   small one for the transport's own tests;
 //! - [`control`]: a second socket through which host commands (`ocetool emulator fault set`)
 //!   reach the adapter while a server holds it;
+//! - [`clock`]: a thread that writes what waits on time (completions a slow fault holds back)
+//!   while the guest only polls its memory;
 //! - [`client::Client`]: a client for tests and benchmarks, and [`client::ServedFunction`], the
 //!   host stack's `PciFunction` over it (the mailbox driver and the flash procedure drive a
 //!   served adapter from the host, as they drive the in-process one).
@@ -59,6 +61,7 @@
 mod adapter;
 mod backend;
 pub mod client;
+pub mod clock;
 pub mod control;
 mod dma;
 mod irq;

@@ -271,6 +271,47 @@ impl Wire for TxCompletion {
     }
 }
 
+/// An Ethernet RX completion (`amap_eth_rx_compl_v1`, 16 bytes; v0 has `valid` at the same
+/// place): the fields a device that receives nothing writes. The flush completion the firmware
+/// posts after RX_DESTROY carries no fragment (`numfrags` 0): be2net's `be_rx_cq_clean` waits
+/// for it, else logs "did not receive flush compl" (spec/be2net-driver.md §3.1).
+#[doc(alias = "amap_eth_rx_compl_v1")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RxCompletion {
+    /// dword 1 bits 31:29: receive buffers the frame used (v1).
+    pub num_frags: u8,
+    /// dword 2 bit 31: valid.
+    pub valid: bool,
+}
+
+impl RxCompletion {
+    /// dword 1 bits 31:29: `numfrags` (v1).
+    pub const NUM_FRAGS_SHIFT: u32 = 29;
+    /// dword 2 bit 31: `valid`.
+    pub const VALID: u32 = 1 << 31;
+
+    /// The flush completion: valid, no fragment.
+    pub fn flush() -> Self {
+        Self { num_frags: 0, valid: true }
+    }
+}
+
+impl Wire for RxCompletion {
+    fn encode(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
+        w.zeros("dw0", 4)?;
+        w.u32("dw1", u32::from(self.num_frags & 0x7) << Self::NUM_FRAGS_SHIFT)?;
+        w.u32("dw2", if self.valid { Self::VALID } else { 0 })?;
+        w.zeros("dw3", 4)
+    }
+    fn decode(r: &mut Reader<'_>) -> Result<Self, WireError> {
+        r.skip("dw0", 4)?;
+        let dw1 = r.u32("dw1")?;
+        let dw2 = r.u32("dw2")?;
+        r.skip("dw3", 4)?;
+        Ok(Self { num_frags: (dw1 >> Self::NUM_FRAGS_SHIFT) as u8, valid: dw2 & Self::VALID != 0 })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -316,6 +357,16 @@ mod tests {
         let back = TxHeaderWrb::decode(&mut Reader::new(&encode(&hdr, TX_WRB_LEN))).unwrap();
         assert_eq!((back.num_wrb(), back.frame_len(), back.complete(), back.event()), (3, 1514, true, true));
         assert!(!TxHeaderWrb::new(1, 60, false, false).complete());
+    }
+
+    #[test]
+    fn rx_flush_completion_golden_bytes() {
+        let flush = RxCompletion::flush();
+        assert_eq!(hex::encode(encode(&flush, 16)), concat!("00000000", "00000000", "00000080", "00000000"));
+        let three = RxCompletion { num_frags: 3, valid: true };
+        let raw = encode(&three, 16);
+        assert_eq!(hex::encode(&raw[4..8]), "00000060");
+        assert_eq!(RxCompletion::decode(&mut Reader::new(&raw)).unwrap(), three);
     }
 
     #[test]

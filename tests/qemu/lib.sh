@@ -7,10 +7,14 @@
 #                                        $QEMU (sid wrapper), $KVER/$VMLINUZ (kernel, cached)
 #   qemu_guest_build ARGS...             cargo build of static guest programs (--target x86_64 gnu,
 #                                        +crt-static); prints "name path" lines
+#   qemu_debs DIR PKG...                 Debian packages (bookworm, this machine's apt sources)
+#                                        downloaded once into the cache and unpacked into DIR, for
+#                                        guest programs that need their shared libraries
 #   qemu_initramfs OUT INIT [--modules "m1 m2"] [--bin PATH[:NAME]]... [--file SRC:DEST]...
-#                                        busybox + modules (with their dependencies, in load order,
-#                                        decompressed) + programs in /bin + files + INIT as /init +
-#                                        tests/qemu/guest.sh as /lib/guest.sh
+#                  [--tree DIR]...       busybox + modules (with their dependencies, in load order,
+#                                        decompressed) + programs in /bin + files + trees (copied
+#                                        onto the root) + INIT as /init + tests/qemu/guest.sh as
+#                                        /lib/guest.sh
 #   qemu_serve LOG CMD...                starts a vfio-user server (CMD must create $SOCK), waits for
 #                                        the socket; $SERVER_PID
 #   qemu_boot INITRD LOG [APPEND]        boots q35/TCG with intel-iommu,caching-mode=on, RAM from a
@@ -33,7 +37,8 @@
 # name starts with its ID (`check "bar0-size BAR0 is 16 KiB" $?`). host_check adds one from the
 # host to LOG the same way.
 # Environment: OCETOOL_CACHE (default /var/tmp/ocetool-cache), KERNEL_META (linux-image-amd64),
-# QEMU_TIMEOUT (seconds, default 240), QEMU_SMP (1), QEMU_MEM (512M), QEMU_VIOMMU (on).
+# QEMU_TIMEOUT (seconds, default 240), QEMU_SMP (1), QEMU_MEM (512M), QEMU_VIOMMU (on), QEMU_EXTRA
+# (more QEMU arguments, split on spaces).
 
 QEMU_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$QEMU_LIB_DIR/../.." && pwd)
@@ -99,14 +104,31 @@ qemu_guest_build() {
     jq -r 'select(.reason=="compiler-artifact" and .executable!=null) | .target.name + " " + .executable')
 }
 
+# qemu_debs DIR PKG...: each package's .deb, downloaded once into the cache, unpacked into DIR.
+qemu_debs() {
+  local dir=$1 cache=$OCETOOL_CACHE/guest-debs p deb
+  shift
+  mkdir -p "$dir" "$cache"
+  for p in "$@"; do
+    deb=$(ls "$cache/${p}"_*.deb 2>/dev/null | head -1)
+    if [ -z "$deb" ]; then
+      (cd "$cache" && apt-get download -qq "$p" 2>/dev/null) ||
+        { apt-get update -qq; (cd "$cache" && apt-get download -qq "$p"); }
+      deb=$(ls "$cache/${p}"_*.deb | head -1)
+    fi
+    dpkg -x "$deb" "$dir"
+  done
+}
+
 qemu_initramfs() {
-  local out=$1 init=$2 root mods="" bins=() files=() m i=0 base dest
+  local out=$1 init=$2 root mods="" bins=() files=() trees=() m i=0 base dest
   shift 2
   while [ $# -gt 0 ]; do
     case $1 in
       --modules) mods="$mods $2"; shift 2 ;;
       --bin) bins+=("$2"); shift 2 ;;
       --file) files+=("$2"); shift 2 ;;
+      --tree) trees+=("$2"); shift 2 ;;
       *) echo "qemu_initramfs: unknown option $1"; return 2 ;;
     esac
   done
@@ -130,6 +152,7 @@ qemu_initramfs() {
     cp "${b%%:*}" "$dest" && strip "$dest" 2>/dev/null || true
   done
   for f in "${files[@]}"; do mkdir -p "$root/$(dirname "${f#*:}")"; cp "${f%%:*}" "$root/${f#*:}"; done
+  for f in "${trees[@]}"; do cp -a "$f/." "$root/"; done
   cp "$QEMU_LIB_DIR/guest.sh" "$root/lib/guest.sh"
   cp "$init" "$root/init"; chmod +x "$root/init"
   (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1 >"$out")
@@ -162,7 +185,7 @@ qemu_boot() {
     "${viommu[@]}" \
     -device pcie-root-port,id=rp0,chassis=1,slot=1 \
     -device "{\"driver\":\"vfio-user-pci\",\"id\":\"vfu0\",\"bus\":\"rp0\",\"socket\":{\"type\":\"unix\",\"path\":\"$SOCK\"}}" \
-    -nographic -nodefaults -no-reboot -serial stdio -display none \
+    -nographic -nodefaults -no-reboot -serial stdio -display none ${QEMU_EXTRA:-} \
     -kernel "$VMLINUZ" -initrd "$initrd" \
     -append "console=ttyS0 $iommu_arg panic=-1 quiet loglevel=4 edd=off $append" </dev/null 2>&1 |
     tr -d '\r' >"$log"

@@ -43,7 +43,11 @@
 //!   (the header WRB's `num_wrb`, at least 1); a request with the `complete` bit gets one TX
 //!   completion naming its last WRB, status 0, and the frame is dropped. A request whose WRBs
 //!   are not all posted yet waits for the next doorbell. RX doorbells only count the buffers:
-//!   no frame ever arrives. GET_STATISTICS v2 reports every counter zero.
+//!   no frame ever arrives. RX_DESTROY posts one flush completion (valid, no fragment) to the
+//!   ring's CQ before the command completes; the posted buffers are not returned (be2net frees
+//!   them itself). That the flush completion exists is what be2net's `be_rx_cq_clean` shows (it
+//!   warns "did not receive flush compl" after 50 ms without one); its exact bits beyond
+//!   `valid` and `numfrags` are not public. GET_STATISTICS v2 reports every counter zero.
 //! - **Link** (`handlers::port`, `device::queues`): the physical link is up unless the
 //!   `link-down` fault is set; the function's logical link follows it unless the driver
 //!   disabled it (SET_LOGICAL_LINK_CONFIG without the enable bit). When the logical link

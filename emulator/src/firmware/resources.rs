@@ -159,6 +159,8 @@ pub(crate) struct Resources {
     pub(crate) flow_control: FlowControl,
     /// SET_LOGICAL_LINK_CONFIG's enable bit: the function's logical link may come up.
     pub(crate) logical_link_enabled: bool,
+    /// CQs of RX rings destroyed since the device last looked, each owed a flush completion.
+    pub(crate) rx_flushes: Vec<u16>,
 }
 
 impl Default for Resources {
@@ -173,6 +175,7 @@ impl Default for Resources {
             host_interrupts: false,
             flow_control: DEFAULT_FLOW_CONTROL,
             logical_link_enabled: true,
+            rx_flushes: Vec::new(),
         }
     }
 }

@@ -16,7 +16,7 @@ use oce_mailbox::commands::{
     TxDestroy, WriteFlashrom,
 };
 use oce_mailbox::doorbells::{RqDoorbell, TxDoorbell};
-use oce_mailbox::entries::{TX_WRB_LEN, TxCompletion, TxHeaderWrb};
+use oce_mailbox::entries::{RxCompletion, TX_WRB_LEN, TxCompletion, TxHeaderWrb};
 use oce_mailbox::header::Subsystem;
 use oce_mailbox::regs::{Semaphore, SliIntf};
 use oce_mailbox::status::BaseStatus;
@@ -407,8 +407,17 @@ impl Host {
         let mcc_cq = self.mcc_cq.as_ref().map(|c| c.id).expect("MCC CQ");
         self.cq_notify(mcc_cq, false, 0);
         self.mcc_rearm = false;
-        for id in std::mem::take(&mut nic.rxqs) {
+        for (i, id) in std::mem::take(&mut nic.rxqs).into_iter().enumerate() {
             self.mcc(&RxDestroy::new(id))?;
+            // be_rx_cq_clean: the flush completion (no fragment) must be on the ring's CQ.
+            let cq = &mut nic.rx_cqs[i];
+            let at = cq.ring.entry(cq.tail);
+            let flush = RxCompletion::decode(&mut Reader::new(&self.mem.peek(at, 16))).unwrap();
+            assert!(flush.valid && flush.num_frags == 0, "did not receive flush compl");
+            self.mem.poke(at + 8, &[0; 4]);
+            cq.tail = (cq.tail + 1) % cq.ring.entries;
+            let cq_id = cq.id;
+            self.cq_notify(cq_id, false, 1);
         }
         if nic.rx_cqs.len() > 1 {
             self.mcc(&RssConfig {

@@ -1,6 +1,6 @@
-//! The Ethernet rings: a TX sink that completes and drops what the host sends, and the RX
-//! doorbell, which only counts receive buffers (no frame ever arrives) (spec/be2net-driver.md
-//! §4.1).
+//! The Ethernet rings: a TX sink that completes and drops what the host sends, the RX doorbell,
+//! which only counts receive buffers (no frame ever arrives), and the flush completion an RX
+//! ring's CQ gets when the ring is destroyed (spec/be2net-driver.md §4.1, §4.2).
 //!
 //! A TX request is a header WRB (`num_wrb`, at least 1, counts the header, the fragments and
 //! be2net's padding WRB) followed by its fragment WRBs. A request with the header's `complete`
@@ -8,8 +8,9 @@
 //! ring tail up to that index.
 
 use oce_mailbox::doorbells::{RqDoorbell, TxDoorbell};
-use oce_mailbox::entries::{TX_COMPLETION_LEN, TX_WRB_LEN, TxCompletion, TxHeaderWrb};
+use oce_mailbox::entries::{RxCompletion, TX_COMPLETION_LEN, TX_WRB_LEN, TxCompletion, TxHeaderWrb};
 use oce_mailbox::wire::{Reader, Wire, Writer};
+use oce_mailbox::wrb::COMPLETION_LEN;
 
 use crate::device::{Device, DmaSpace, Interrupt};
 use crate::events::{Event, QueueKind};
@@ -62,6 +63,16 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
             }
         }
         true
+    }
+
+    /// Writes the flush completion owed to the CQ of each RX ring destroyed since the last look.
+    pub(super) fn write_rx_flushes(&mut self) {
+        for cq in std::mem::take(&mut self.firmware.resources.rx_flushes) {
+            let mut bytes = [0u8; COMPLETION_LEN];
+            if RxCompletion::flush().encode(&mut Writer::new(&mut bytes)).is_ok() {
+                self.post_completion(cq, &bytes);
+            }
+        }
     }
 
     /// The RQ doorbell: the host posted `count` receive buffers on RX ring `id`.

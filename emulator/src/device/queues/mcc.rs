@@ -64,6 +64,8 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
             // The adapter lost power running the command: no completion.
             return;
         }
+        // What the command owes other queues comes before its own completion.
+        self.write_rx_flushes();
         let (valid, delay) = executed.map_or((true, Duration::ZERO), |e| (e.valid, e.delay));
         let flags = Completion::COMPLETED | if valid { Completion::VALID } else { 0 };
         let mut bytes = [0u8; COMPLETION_LEN];

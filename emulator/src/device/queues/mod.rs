@@ -135,6 +135,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     /// doorbell, a command, a fault, a reset): the INTx source follows the EQs, and a change of
     /// the logical link is announced.
     pub(super) fn settle(&mut self) {
+        self.write_rx_flushes();
         let level = self.firmware.resources.intx_asserted();
         if level != self.eq_intx {
             self.eq_intx = level;

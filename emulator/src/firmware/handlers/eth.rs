@@ -58,9 +58,13 @@ pub(crate) fn tx_destroy(fw: &mut Firmware, _: &Context, req: TxDestroy) -> Resu
     fw.resources.txqs.remove(&req.id).map(|_| Empty).ok_or_else(illegal_field)
 }
 
-/// RX_DESTROY.
+/// RX_DESTROY: the ring goes, and its CQ is owed a flush completion (no fragment), which the
+/// device writes before the command completes (spec/be2net-driver.md §4.2: `be_rx_cq_clean`
+/// waits for it).
 pub(crate) fn rx_destroy(fw: &mut Firmware, _: &Context, req: RxDestroy) -> Result<Empty, CompletionStatus> {
-    fw.resources.rxqs.remove(&req.id).map(|_| Empty).ok_or_else(illegal_field)
+    let rxq = fw.resources.rxqs.remove(&req.id).ok_or_else(illegal_field)?;
+    fw.resources.rx_flushes.push(rxq.cq);
+    Ok(Empty)
 }
 
 /// RSS_CONFIG v1: the hash types and indirection table of a live interface; turning RSS on needs

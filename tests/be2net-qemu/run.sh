@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# The unmodified be2net of the Debian generic kernel against the emulated adapter served over
+# vfio-user (`ocetool --device emu:DIR emulator serve`), under TCG (q35, intel-iommu with
+# caching-mode, RAM from a memfd, the adapter behind a PCIe root port as function 0).
+#
+# Boot 1, in the guest, with ethtool and iproute2 from Debian packages:
+#   - `modprobe be2net` probes with no error or warning line from be2net in the kernel log, and
+#     registers a netdev; `ethtool -i` says driver be2net; its firmware-version and the netdev's
+#     MAC go to the host, which compares them with its own `ocetool query` (firmware.running,
+#     ports[0].mac);
+#   - `ip link set up`: operstate up with carrier, as the emulator's link is up; then the host
+#     sets the `link-down` fault through the server's control socket (the guest asks for it on a
+#     second serial port) and the guest sees the carrier go, and come back when it is cleared;
+#   - `ethtool -S` answers (statistics from the driver's asynchronous GET_STATISTICS);
+#   - `rmmod be2net` and `modprobe be2net` probe again cleanly, three times;
+#   - `ethtool -f IF image.ufi` with an image from `ocetool fw build` in /lib/firmware succeeds:
+#     be2net's own walk writes the flash over the MCC, each chunk completed by an interrupt.
+# Then on the host: `ocetool --device emu:DIR query` shows the image's version stored, and
+# `ocetool fw update` of the same image reports `changed: false` (both walks agree on flash).
+# Boot 2: with the `no-valid=1:50` fault (NTWK_INTERFACE_CREATE gets no valid completion, as a
+# firmware that withholds it), be2net's probe fails with an error — "invalid mailbox completion",
+# error -1 — leaving the function unbound, and nothing oopses, then or at power-off.
+# The time `modprobe be2net` takes (probe to registered netdev) is printed for each probe.
+# Usage: tests/be2net-qemu/run.sh   (KEEP_WORK=DIR keeps the work folder)
+# Ends with "be2net-qemu: N passed, M failed"; checks are counted by ID (a missing one fails);
+# exits non-zero on any failure.
+set -euo pipefail
+. "$(dirname "$0")/../qemu/lib.sh"
+qemu_init be2net-qemu
+
+CHECKS="adapter-present probe-clean netdev-registered drvinfo-driver fw-version mac-equal link-up
+  link-down-event link-up-event ethtool-stats reload-1 reload-2 reload-3 flash-ok flash-stored
+  fw-update-unchanged probe-failure no-oops"
+# The guest's tools and the shared libraries they load (ld.so --list checks they resolve).
+GUEST_DEBS="ethtool iproute2 libc6 libmnl0 libbpf1 libelf1 libbsd0 libcap2 zlib1g libmd0"
+
+qemu_say "building ocetool"
+(cd "$REPO" && cargo build --locked -q -p ocetool)
+OCETOOL=$REPO/target/debug/ocetool
+STATE=$WORK/emu
+IMAGE=$WORK/image.ufi
+LOG=$WORK/serial.log
+REQ=$WORK/requests
+: >"$LOG"
+host() { "$OCETOOL" --device "emu:$STATE" "$@"; }
+host emulator init >/dev/null
+host --json query >"$WORK/before.json"
+RUNNING=$(jq -r .firmware.running "$WORK/before.json")
+MAC=$(jq -r '.ports[0].mac' "$WORK/before.json")
+NEW=$(echo "$RUNNING" | awk -F. 'NF == 4 {printf "%d.%d.%d.%d", $1, $2, $3, $4 + 1}')
+"$OCETOOL" fw build --version "$NEW" -o "$IMAGE" >/dev/null
+
+# The guest's root: be2net where modprobe finds it (not loaded at boot), the tools, the image.
+ROOT=$WORK/root
+qemu_debs "$ROOT" $GUEST_DEBS
+rm -rf "$ROOT/usr/share" "$ROOT/usr/lib/x86_64-linux-gnu/gconv" "$ROOT/etc/network"
+for b in sbin/ethtool bin/ip; do
+  "$ROOT/lib64/ld-linux-x86-64.so.2" --library-path "$ROOT/lib/x86_64-linux-gnu:$ROOT/usr/lib/x86_64-linux-gnu" \
+    --list "$ROOT/$b" >/dev/null || { echo "be2net-qemu: $b does not resolve its libraries"; exit 2; }
+done
+KO=kernel/drivers/net/ethernet/emulex/benet/be2net.ko
+mkdir -p "$ROOT/lib/modules/$KVER/$(dirname "$KO")" "$ROOT/lib/firmware"
+cp "$KROOT/lib/modules/$KVER/$KO" "$ROOT/lib/modules/$KVER/$KO"
+echo "$KO:" >"$ROOT/lib/modules/$KVER/modules.dep"
+cp "$IMAGE" "$ROOT/lib/firmware/image.ufi"
+
+cat >"$WORK/common.sh" <<'COMMON'
+IP=/bin/ip ETHTOOL=/sbin/ethtool
+BDF=$(find_dev 0x10df 0x0720)
+# Error and warning lines (priority 0-4) from be2net or naming the adapter, and kernel splats;
+# shown on the console as GUEST-BAD lines.
+bad_lines() {
+  dmesg -r | grep -E '^<[0-4]>' | grep -E "be2net|$BDF|Call Trace|WARNING:|BUG:|Oops" | tee /tmp/bad |
+    sed 's/^/GUEST-BAD /' >/dev/console
+  cat /tmp/bad
+}
+now() { cut -d' ' -f1 /proc/uptime; }
+# probe: modprobe be2net, timed; sets IF to the netdev it registered.
+probe() {
+  t0=$(now); modprobe be2net; PROBE_RC=$?; t1=$(now)
+  echo "GUEST-VALUE probe_seconds=$(awk "BEGIN{print $t1 - $t0}")"
+  IF=$(ls "/sys/bus/pci/devices/$BDF/net" 2>/dev/null | head -1)
+}
+# wait_for SECONDS COMMAND...: until COMMAND succeeds, polled every 0.1 s.
+wait_for() {
+  n=$(($1 * 10)); shift
+  while [ "$n" -gt 0 ]; do "$@" && return 0; sleep 0.1; n=$((n - 1)); done
+  return 1
+}
+link_is() { [ "$(cat "/sys/class/net/$IF/operstate")" = "$1" ] && [ "$(cat "/sys/class/net/$IF/carrier")" = "$2" ]; }
+COMMON
+
+cat >"$WORK/init" <<'INIT'
+#!/bin/busybox sh
+. /lib/guest.sh
+. /lib/common.sh
+echo "GUEST: kernel $(uname -r), adapter at ${BDF:-nowhere}"
+[ -n "$BDF" ]; check "adapter-present the served adapter is on the guest's PCI bus (10df:0720)" $?
+ask() { echo "$1" >/dev/ttyS1; }
+if [ -n "$BDF" ]; then
+  probe
+  dmesg | grep -E 'be2net' | sed 's/^/GUEST-DMESG /'
+  [ "$PROBE_RC" = 0 ] && [ -z "$(bad_lines)" ]
+  check "probe-clean modprobe be2net (rc $PROBE_RC) with no error or warning line from be2net" $?
+  [ -n "$IF" ] && [ "$(basename "$(readlink "/sys/class/net/$IF/device/driver")")" = be2net ]
+  check "netdev-registered be2net registered ${IF:-no netdev}" $?
+  $ETHTOOL -i "$IF" | sed 's/^/GUEST-ETHTOOL-I /'
+  $ETHTOOL -i "$IF" | grep -qx 'driver: be2net'; check "drvinfo-driver ethtool -i says driver be2net" $?
+  echo "GUEST-VALUE fw_version=$($ETHTOOL -i "$IF" | sed -n 's/^firmware-version: //p')"
+  echo "GUEST-VALUE mac=$(cat "/sys/class/net/$IF/address")"
+  $IP link set dev "$IF" up
+  wait_for 15 link_is up 1; check "link-up ip link set up: operstate up, carrier 1" $?
+  ask link-down
+  wait_for 20 link_is down 0; check "link-down-event the host's link-down fault drops the carrier" $?
+  ask link-up
+  wait_for 20 link_is up 1; check "link-up-event clearing it brings the carrier back" $?
+  sleep 2   # the driver's worker asks for statistics every second while up
+  $ETHTOOL -S "$IF" >/tmp/stats; rc=$?
+  head -4 /tmp/stats | sed 's/^/GUEST-ETHTOOL-S /'
+  [ "$rc" = 0 ] && [ "$(wc -l </tmp/stats)" -gt 10 ]
+  check "ethtool-stats ethtool -S answers ($(wc -l </tmp/stats) lines)" $?
+  echo "GUEST-VALUE tx_packets=$(cat "/sys/class/net/$IF/statistics/tx_packets")"
+  for n in 1 2 3; do
+    rmmod be2net; rc=$?
+    gone=0; [ -e "/sys/class/net/$IF" ] && gone=1
+    probe
+    [ "$rc" = 0 ] && [ "$gone" = 0 ] && [ "$PROBE_RC" = 0 ] && [ -n "$IF" ] && [ -z "$(bad_lines)" ]
+    check "reload-$n rmmod be2net (rc $rc) and modprobe again: ${IF:-no netdev}, no error or warning" $?
+  done
+  $IP link set dev "$IF" up
+  wait_for 15 link_is up 1
+  $ETHTOOL -f "$IF" image.ufi; rc=$?
+  dmesg | grep -E 'Flashing|flashed|Flash' | sed 's/^/GUEST-DMESG /'
+  [ "$rc" = 0 ] && dmesg | grep -q 'Firmware flashed successfully' && [ -z "$(bad_lines)" ]
+  check "flash-ok ethtool -f $IF image.ufi (rc $rc): be2net's walk flashed it" $?
+  echo "GUEST-VALUE fw_version_after=$($ETHTOOL -i "$IF" | sed -n 's/^firmware-version: //p')"
+fi
+finish
+INIT
+
+cat >"$WORK/init2" <<'INIT'
+#!/bin/busybox sh
+. /lib/guest.sh
+. /lib/common.sh
+if [ -n "$BDF" ]; then
+  probe
+  dmesg | grep -E 'be2net' | sed 's/^/GUEST-DMESG /'
+  drv=$(drv "$BDF")
+  dmesg | grep -q 'invalid mailbox completion' && dmesg | grep -q "probe of $BDF failed with error -1" &&
+    [ "$drv" = none ] && [ -z "$IF" ] && ! dmesg | grep -qE 'Call Trace|BUG:|Oops' && rmmod be2net
+  check "probe-failure a withheld completion fails the probe with error -1, the function unbound ($drv), rmmod works" $?
+fi
+finish
+INIT
+
+qemu_initramfs "$WORK/initramfs.cpio.gz" "$WORK/init" --tree "$ROOT" --file "$WORK/common.sh:/lib/common.sh"
+qemu_initramfs "$WORK/initramfs2.cpio.gz" "$WORK/init2" --tree "$ROOT" --file "$WORK/common.sh:/lib/common.sh"
+
+# The guest's requests arrive on its second serial port (a file here): each complete line is
+# carried out once, by ocetool through the server's control socket.
+watch_requests() {
+  local done=0 lines line
+  while :; do
+    lines=$(tr -cd '\n' <"$REQ" 2>/dev/null | wc -c)
+    while [ "$done" -lt "$lines" ]; do
+      done=$((done + 1))
+      line=$(sed -n "${done}p" "$REQ" | tr -d '\r')
+      echo "request: $line"
+      case $line in
+        link-down) host emulator fault set link-down ;;
+        link-up) host emulator fault clear link-down ;;
+        *) echo "unknown request" ;;
+      esac
+    done
+    sleep 0.1
+  done
+}
+
+qemu_serve "$WORK/server.log" "$OCETOOL" -vv --device "emu:$STATE" emulator serve --socket "$SOCK"
+qemu_say "kernel $KVER; boot 1: probe, link, reload, flash"
+: >"$REQ"
+watch_requests >"$WORK/requests.log" 2>&1 &
+WATCH_PID=$!
+QEMU_EXTRA="-serial file:$REQ" qemu_boot "$WORK/initramfs.cpio.gz" "$LOG"
+kill "$WATCH_PID" 2>/dev/null || true
+wait "$WATCH_PID" 2>/dev/null || true
+wait "$SERVER_PID" || true
+cat "$WORK/requests.log"
+grep -E '^ocetool: emulator event: (.*Failed|.*Illegal|UnknownQueue|DmaFault|InterruptSuppressed)' "$WORK/server.log" | sort | uniq -c | head -20 || true
+
+value() { sed -n "s/^GUEST-VALUE $1=//p" "$LOG" | tail -1; }
+R=0; [ "$(value fw_version)" = "$RUNNING" ] || R=1
+host_check "$LOG" "fw-version ethtool -i's firmware-version ($(value fw_version)) is ocetool query's firmware.running ($RUNNING)" $R
+R=0; [ "$(value mac)" = "$MAC" ] || R=1
+host_check "$LOG" "mac-equal the netdev's MAC ($(value mac)) is ocetool query's ports[0].mac ($MAC)" $R
+R=0; host --json query >"$WORK/after.json" && jq -e --arg v "$NEW" '.firmware.stored == $v' "$WORK/after.json" >/dev/null || R=1
+host_check "$LOG" "flash-stored ocetool query on the host shows $NEW stored" $R
+R=0; host --json fw update "$IMAGE" --yes >"$WORK/update.json" && jq -e '.changed == false' "$WORK/update.json" >/dev/null || R=1
+host_check "$LOG" "fw-update-unchanged ocetool fw update of the same image: changed false" $R
+QRC1=$QRC
+
+qemu_say "boot 2: a withheld completion fails the probe"
+host emulator fault set no-valid=1:50 >/dev/null
+qemu_serve "$WORK/server2.log" "$OCETOOL" --device "emu:$STATE" emulator serve --socket "$SOCK"
+qemu_boot "$WORK/initramfs2.cpio.gz" "$WORK/serial2.log"
+wait "$SERVER_PID" || true
+host emulator fault clear --all >/dev/null
+grep -E '^GUEST-(CHECK|DMESG)' "$WORK/serial2.log" >>"$LOG" || true
+R=0; grep -qE 'BUG:|Oops|Call Trace|Kernel panic|general protection' "$LOG" "$WORK/serial2.log" && R=1
+[ "$QRC" = 0 ] && grep -q '^GUEST-DONE' "$WORK/serial2.log" || R=1
+host_check "$LOG" "no-oops no oops, BUG or panic in either boot (power-off included); boot 2 finished (qemu rc $QRC)" $R
+QRC=$QRC1
+
+grep -E '^(GUEST-CHECK|GUEST-VALUE)' "$LOG" || true
+qemu_summary be2net-qemu "$LOG" "$CHECKS"

@@ -16,6 +16,9 @@ use oce_firmware::build::{ImageBuilder, Layout, SectionSpec};
 use oce_firmware::dir::{FlashDirectory, ImageType};
 use oce_mailbox::Command;
 use oce_mailbox::commands::*;
+use oce_mailbox::entries::{
+    EQ_ENTRY_LEN, EqEntry, LinkStateEvent, TX_COMPLETION_LEN, TX_WRB_LEN, TxCompletion, TxHeaderWrb,
+};
 use oce_mailbox::header::{HEADER_LEN, ResponseHeader};
 use oce_mailbox::wrb::{COMPLETION_LEN, Completion, WRB_LEN, Wrb, WrbPayload};
 use oce_mailbox::{AdditionalStatus, BaseStatus, CompletionStatus, Wire, Writer};
@@ -89,6 +92,40 @@ fn decoder_seeds() -> Vec<(String, Vec<u8>)> {
     seeds.push(("wrb".into(), encoded(&wrb, WRB_LEN)));
     seeds.push(("completion".into(), encoded(&completion, COMPLETION_LEN)));
     seeds.push(("response_header".into(), header));
+    let queue_commands = [
+        ("eq_create", response::<EqCreate>()),
+        ("cq_create", response::<CqCreate>()),
+        ("mcc_create_ext", response::<MccCreateExt>()),
+        ("mcc_destroy", response::<MccDestroy>()),
+        ("cq_destroy", response::<CqDestroy>()),
+        ("eq_destroy", response::<EqDestroy>()),
+        ("tx_create", response::<TxCreate>()),
+        ("rx_create", response::<RxCreate>()),
+        ("tx_destroy", response::<TxDestroy>()),
+        ("rx_destroy", response::<RxDestroy>()),
+        ("rss_config", response::<RssConfig>()),
+        ("acpi_wol_query", response::<AcpiWolQuery>()),
+        ("get_statistics", response::<GetStatistics>()),
+        ("if_create", response::<IfCreate>()),
+        ("if_destroy", response::<IfDestroy>()),
+        ("pmac_add", response::<PmacAdd>()),
+        ("pmac_del", response::<PmacDel>()),
+        ("rx_filter", response::<RxFilter>()),
+        ("vlan_config", response::<VlanConfig>()),
+        ("set_interrupt_enable", response::<SetInterruptEnable>()),
+        ("set_driver_function_cap", response::<SetDriverFunctionCap>()),
+        ("set_flow_control", response::<SetFlowControl>()),
+        ("get_flow_control", response::<GetFlowControl>()),
+        ("set_logical_link_config", response::<SetLogicalLinkConfig>()),
+        ("get_cntl_additional_attributes", response::<GetCntlAdditionalAttributes>()),
+        ("modify_eq_delay", response::<ModifyEqDelay>()),
+    ];
+    seeds.extend(queue_commands.into_iter().map(|(n, b)| (n.to_owned(), b)));
+    seeds.push(("eq_entry".into(), encoded(&EqEntry::for_cq(1), EQ_ENTRY_LEN)));
+    seeds.push(("link_state_event".into(), encoded(&LinkStateEvent::logical(0, true, 1, 4), COMPLETION_LEN)));
+    seeds.push(("tx_header_wrb".into(), encoded(&TxHeaderWrb::new(2, 60, true, true), TX_WRB_LEN)));
+    let tx = TxCompletion { wrb_index: 1, status: 0, ring_id: 1, valid: true };
+    seeds.push(("tx_completion".into(), encoded(&tx, TX_COMPLETION_LEN)));
     seeds
         .into_iter()
         .enumerate()

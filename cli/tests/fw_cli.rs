@@ -12,7 +12,7 @@ use oce_firmware::build::{EntryPatch, ImageBuilder};
 use oce_firmware::dir::ImageType;
 use serde_json::Value;
 
-/// The emulator's factory firmware version (emulator/src/assumptions.rs).
+/// The emulator's factory firmware version (emulator/src/assumptions/mod.rs).
 const FACTORY: &str = "11.1.172.23";
 const NEW: &str = "11.2.0.9";
 

@@ -1,7 +1,7 @@
 //! `ocetool reset` as the remedy for a hung adapter: a chip reset restarts the firmware, which
 //! ends a hung mailbox and clears a UE (be2net recovers a Skyhawk the same way,
 //! spec/protocol.md §7.4), but not a boot that fails or a device gone from the bus — then the
-//! advice is a power cycle (emulator/src/assumptions.rs, "What a reset clears").
+//! advice is a power cycle (emulator/src/assumptions/mod.rs, "What a reset clears").
 
 mod common;
 

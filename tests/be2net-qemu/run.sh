@@ -21,7 +21,8 @@
 # firmware that withholds it), be2net's probe fails with an error — "invalid mailbox completion",
 # error -1 — leaving the function unbound, and nothing oopses, then or at power-off.
 # The time `modprobe be2net` takes (probe to registered netdev) is printed for each probe.
-# Usage: tests/be2net-qemu/run.sh   (KEEP_WORK=DIR keeps the work folder)
+# Usage: tests/be2net-qemu/run.sh   (KEEP_WORK=DIR keeps the work folder, with shell.cpio.gz: the
+# same guest with a shell on the console instead of the checks, for driving be2net by hand)
 # Ends with "be2net-qemu: N passed, M failed"; checks are counted by ID (a missing one fails);
 # exits non-zero on any failure.
 set -euo pipefail
@@ -153,7 +154,17 @@ fi
 finish
 INIT
 
+cat >"$WORK/init-shell" <<'INIT'
+#!/bin/busybox sh
+. /lib/guest.sh
+echo "be2net guest: modprobe be2net; ip and ethtool are Debian's; ethtool -f eth0 image.ufi flashes"
+echo "/lib/firmware/image.ufi; poweroff -f ends the session"
+command -v cttyhack >/dev/null && exec setsid cttyhack sh
+exec sh
+INIT
+
 qemu_initramfs "$WORK/initramfs.cpio.gz" "$WORK/init" --tree "$ROOT" --file "$WORK/common.sh:/lib/common.sh"
+qemu_initramfs "$WORK/shell.cpio.gz" "$WORK/init-shell" --tree "$ROOT"
 qemu_initramfs "$WORK/initramfs2.cpio.gz" "$WORK/init2" --tree "$ROOT" --file "$WORK/common.sh:/lib/common.sh"
 
 # The guest's requests arrive on its second serial port (a file here): each complete line is

@@ -55,6 +55,13 @@
 //!   event: port, status `0x2 | up` (logical, physical), duplex and speed codes as
 //!   LINK_STATUS_QUERY reports them (0 when down), type 0. No event is posted when an MCC is
 //!   created (whether real firmware posts an initial one is not public).
+//! - **What the real be2net showed** (`tests/be2net-qemu/run.sh`, Debian 6.1): it needs the RX
+//!   flush completion above; it polls every MCC completion within the doorbell's round trip, so
+//!   completing inside the doorbell write is enough; at unload its SET_PROFILE_CONFIG names
+//!   the function by the guest's `devfn`, which the emulator accepts only as 0 (the PF is
+//!   function 0, [`crate::assumptions::PF_NUM`]): the test puts the adapter behind a PCIe root
+//!   port, where it is function 0 as a real card is. Everything else it sends is answered with
+//!   success or, for SET_FEATURES, ILLEGAL_REQUEST, so it logs no error or warning.
 //! - **Commands the model does not implement** answer ILLEGAL_REQUEST, which be2net never logs:
 //!   SET_FEATURES (so be2net keeps its UE recovery off, be2net-driver.md §7) and the RDMA
 //!   subsystem.

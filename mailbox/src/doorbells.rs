@@ -57,15 +57,12 @@ impl EqDoorbell {
     /// Largest EQ id the doorbell can name (14 bits).
     pub const MAX_ID: u16 = 0x3FFF;
 
+    const ID: SplitId = SplitId { low: Self::ID_LOW_MASK, ext: Self::ID_EXT_MASK, shift: Self::ID_EXT_SHIFT };
+
     /// The value `be_eq_notify` writes for EQ `id`.
     pub fn new(id: u16, rearm: bool, clear: bool, popped: u16, r2i_delay: u8) -> Self {
-        let id = u32::from(id);
-        let mut v = (id & Self::ID_LOW_MASK) | ((id & Self::ID_EXT_MASK) << Self::ID_EXT_SHIFT) | Self::EVENT;
-        v |= (u32::from(popped) & Self::POPPED_MASK) << Self::POPPED_SHIFT;
+        let mut v = Self::ID.encode(id) | Self::EVENT | notify_bits(popped, rearm);
         v |= (u32::from(r2i_delay) & 0x3) << Self::R2I_DELAY_SHIFT;
-        if rearm {
-            v |= Self::REARM;
-        }
         if clear {
             v |= Self::CLEAR;
         }
@@ -74,11 +71,11 @@ impl EqDoorbell {
 
     /// The EQ id: bits 8:0, plus bits 15:11 as id bits 13:9.
     pub fn id(self) -> u16 {
-        ((self.0 & Self::ID_LOW_MASK) | ((self.0 >> Self::ID_EXT_SHIFT) & Self::ID_EXT_MASK)) as u16
+        Self::ID.decode(self.0)
     }
     /// Entries the host consumed.
     pub fn popped(self) -> u16 {
-        ((self.0 >> Self::POPPED_SHIFT) & Self::POPPED_MASK) as u16
+        popped_of(self.0)
     }
     /// True when the host re-arms the EQ.
     pub fn rearm(self) -> bool {
@@ -116,29 +113,54 @@ impl CqDoorbell {
     /// Largest CQ id the doorbell can name (15 bits).
     pub const MAX_ID: u16 = 0x7FFF;
 
+    const ID: SplitId = SplitId { low: Self::ID_LOW_MASK, ext: Self::ID_EXT_MASK, shift: Self::ID_EXT_SHIFT };
+
     /// The value `be_cq_notify` writes for CQ `id`.
     pub fn new(id: u16, rearm: bool, popped: u16) -> Self {
-        let id = u32::from(id);
-        let mut v = (id & Self::ID_LOW_MASK) | ((id & Self::ID_EXT_MASK) << Self::ID_EXT_SHIFT);
-        v |= (u32::from(popped) & Self::POPPED_MASK) << Self::POPPED_SHIFT;
-        if rearm {
-            v |= Self::REARM;
-        }
-        Self(v)
+        Self(Self::ID.encode(id) | notify_bits(popped, rearm))
     }
 
     /// The CQ id: bits 9:0, plus bits 15:11 as id bits 14:10.
     pub fn id(self) -> u16 {
-        ((self.0 & Self::ID_LOW_MASK) | ((self.0 >> Self::ID_EXT_SHIFT) & Self::ID_EXT_MASK)) as u16
+        Self::ID.decode(self.0)
     }
     /// Entries the host consumed.
     pub fn popped(self) -> u16 {
-        ((self.0 >> Self::POPPED_SHIFT) & Self::POPPED_MASK) as u16
+        popped_of(self.0)
     }
     /// True when the host re-arms the CQ.
     pub fn rearm(self) -> bool {
         self.0 & Self::REARM != 0
     }
+}
+
+/// An id split in two fields: its low bits in place, the bits of `ext` moved up by `shift`.
+#[derive(Debug, Clone, Copy)]
+struct SplitId {
+    low: u32,
+    ext: u32,
+    shift: u32,
+}
+
+impl SplitId {
+    fn encode(self, id: u16) -> u32 {
+        let id = u32::from(id);
+        (id & self.low) | ((id & self.ext) << self.shift)
+    }
+    fn decode(self, v: u32) -> u16 {
+        ((v & self.low) | ((v >> self.shift) & self.ext)) as u16
+    }
+}
+
+/// The popped count (bits 28:16) and REARM (bit 29), alike in the EQ and CQ doorbells.
+fn notify_bits(popped: u16, rearm: bool) -> u32 {
+    let v = (u32::from(popped) & EqDoorbell::POPPED_MASK) << EqDoorbell::POPPED_SHIFT;
+    if rearm { v | EqDoorbell::REARM } else { v }
+}
+
+/// The popped count of an EQ or CQ doorbell.
+fn popped_of(v: u32) -> u16 {
+    ((v >> EqDoorbell::POPPED_SHIFT) & EqDoorbell::POPPED_MASK) as u16
 }
 
 /// Declares a doorbell of the shape "ring id in the low bits, a count in a higher field".

@@ -110,7 +110,7 @@ qemu_debs() {
   shift
   mkdir -p "$dir" "$cache"
   for p in "$@"; do
-    deb=$(ls "$cache/${p}"_*.deb 2>/dev/null | head -1)
+    deb=$(ls "$cache/${p}"_*.deb 2>/dev/null | head -1 || true)   # none yet: ls fails under pipefail
     if [ -z "$deb" ]; then
       (cd "$cache" && apt-get download -qq "$p" 2>/dev/null) ||
         { apt-get update -qq; (cd "$cache" && apt-get download -qq "$p"); }

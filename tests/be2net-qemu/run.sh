@@ -44,12 +44,10 @@ LOG=$WORK/serial.log
 REQ=$WORK/requests
 : >"$LOG"
 host() { "$OCETOOL" --device "emu:$STATE" "$@"; }
-host emulator init >/dev/null
+qemu_emulated_adapter "$OCETOOL" "$STATE" "$IMAGE"
 host --json query >"$WORK/before.json"
 RUNNING=$(jq -r .firmware.running "$WORK/before.json")
 MAC=$(jq -r '.ports[0].mac' "$WORK/before.json")
-NEW=$(echo "$RUNNING" | awk -F. 'NF == 4 {printf "%d.%d.%d.%d", $1, $2, $3, $4 + 1}')
-"$OCETOOL" fw build --version "$NEW" -o "$IMAGE" >/dev/null
 
 # The guest's root: be2net where modprobe finds it (not loaded at boot), the tools, the image.
 ROOT=$WORK/root

@@ -18,7 +18,7 @@ fn both<C: Command>(buf: &[u8]) {
 
 fuzz_target!(|data: &[u8]| {
     let Some((&pick, buf)) = data.split_first() else { return };
-    match pick % 56 {
+    match pick % 64 {
         0 => both::<GetFwVersion>(buf),
         1 => both::<GetCntlAttributes>(buf),
         2 => both::<QueryFirmwareConfig>(buf),
@@ -86,6 +86,14 @@ fuzz_target!(|data: &[u8]| {
         55 => {
             let _ = TxCompletion::decode(&mut Reader::new(buf));
         }
+        56 => both::<RdmaQueryConfig>(buf),
+        57 => both::<AllocPd>(buf),
+        58 => both::<DeallocPd>(buf),
+        59 => both::<AllocPdRange>(buf),
+        60 => both::<DeallocPdRange>(buf),
+        61 => both::<CreateAhTable>(buf),
+        62 => both::<DeleteAhTable>(buf),
+        63 => both::<GetRdmaStats>(buf),
         _ => {
             let _ = oce_mailbox::header::ResponseHeader::decode(&mut Reader::new(buf));
         }

@@ -94,6 +94,14 @@ fuzz_all! {
     query_fat: QueryFat;
     retrieve_fat: RetrieveFat;
     read_transceiver_data: ReadTransceiverData;
+    rdma_query_config: RdmaQueryConfig;
+    alloc_pd: AllocPd;
+    dealloc_pd: DeallocPd;
+    alloc_pd_range: AllocPdRange;
+    dealloc_pd_range: DeallocPdRange;
+    create_ah_table: CreateAhTable;
+    delete_ah_table: DeleteAhTable;
+    get_rdma_stats: GetRdmaStats;
 }
 
 proptest! {

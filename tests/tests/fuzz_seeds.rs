@@ -126,6 +126,17 @@ fn decoder_seeds() -> Vec<(String, Vec<u8>)> {
     seeds.push(("tx_header_wrb".into(), encoded(&TxHeaderWrb::new(2, 60, true, true), TX_WRB_LEN)));
     let tx = TxCompletion { wrb_index: 1, status: 0, ring_id: 1, valid: true };
     seeds.push(("tx_completion".into(), encoded(&tx, TX_COMPLETION_LEN)));
+    let rdma_commands = [
+        ("rdma_query_config", response::<RdmaQueryConfig>()),
+        ("alloc_pd", response::<AllocPd>()),
+        ("dealloc_pd", response::<DeallocPd>()),
+        ("alloc_pd_range", response::<AllocPdRange>()),
+        ("dealloc_pd_range", response::<DeallocPdRange>()),
+        ("create_ah_table", response::<CreateAhTable>()),
+        ("delete_ah_table", response::<DeleteAhTable>()),
+        ("get_rdma_stats", response::<GetRdmaStats>()),
+    ];
+    seeds.extend(rdma_commands.into_iter().map(|(n, b)| (n.to_owned(), b)));
     seeds
         .into_iter()
         .enumerate()

@@ -8,8 +8,8 @@
 //!
 //! Facts that the spec *does* state (register offsets, bit positions, command layouts, status
 //! codes) live in `oce-mailbox` and are cited there; they are not repeated here. The queues,
-//! their interrupts and the NIC driver's commands have their own page, [`queues`], re-exported
-//! here.
+//! their interrupts and the NIC driver's commands have their own page, [`queues`], and the RoCE
+//! engine its own, [`rdma`]; both are re-exported here.
 //!
 //! # Behaviour choices
 //!
@@ -66,8 +66,9 @@
 //!   own configuration space (as VFIO presents them; a real VF's live in the PF's SR-IOV
 //!   capability); its chip soft reset (pcicfg shadow 0x5C) works like the PF's, since the model
 //!   has no PF beside it to refuse it. [`VF_REFUSED_OPCODES`] answer UNAUTHORIZED_REQUEST.
-//! - **Commands** (`handlers`): subsystems COMMON and ETH are implemented, and of the others only
-//!   DCBX GET_CONFIG (subsystem 0x10, ocrdma's numbering); a command is accepted
+//! - **Commands** (`handlers`): subsystems COMMON and ETH are implemented, the RDMA subsystem's
+//!   resource commands on a RoCE function ([`rdma`]), and of the others only DCBX GET_CONFIG
+//!   (subsystem 0x10, ocrdma's numbering); a command is accepted
 //!   embedded or not, whatever be2net uses; a non-zero `domain` is refused (no VFs);
 //!   FUNCTION_RESET clears what a driver created ([`queues`]); the beacon ignores its
 //!   durations and goes off at POST; the emulated PF is function 0 on port 0 and reports only
@@ -154,8 +155,10 @@
 //!   response, no completion), the adapter reads all ones until the next power cycle.
 
 mod queues;
+mod rdma;
 
 pub use queues::*;
+pub use rdma::*;
 
 use oce_mailbox::Command;
 use oce_mailbox::commands::{

@@ -63,8 +63,8 @@
 //!   port, where it is function 0 as a real card is. Everything else it sends is answered with
 //!   success or, for SET_FEATURES, ILLEGAL_REQUEST, so it logs no error or warning.
 //! - **Commands the model does not implement** answer ILLEGAL_REQUEST, which be2net never logs:
-//!   SET_FEATURES (so be2net keeps its UE recovery off, be2net-driver.md §7) and the RDMA
-//!   subsystem.
+//!   SET_FEATURES (so be2net keeps its UE recovery off, be2net-driver.md §7), and the RDMA
+//!   verbs beyond those of [`super::rdma`].
 
 use oce_mailbox::commands::{FlowControl, SetDriverFunctionCap};
 use oce_mailbox::doorbells::TxDoorbell;

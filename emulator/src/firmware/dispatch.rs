@@ -2,7 +2,8 @@
 //! the response encoded by the command types of `oce_mailbox::commands` (the host and the
 //! emulator share one codec; nothing is re-encoded by hand here).
 //!
-//! Subsystems COMMON and ETH are implemented, and DCBX (0x10) GET_CONFIG. Unknown opcodes,
+//! Subsystems COMMON and ETH are implemented, RDMA's resource commands on a RoCE function, and
+//! DCBX (0x10) GET_CONFIG. Unknown opcodes,
 //! subsystems and unsupported versions answer ILLEGAL_REQUEST (2), as the real firmware does
 //! (spec/protocol.md §3.5, §8 item 8). On a VF, the adapter-wide COMMON commands of
 //! [`VF_REFUSED_OPCODES`] answer
@@ -10,11 +11,12 @@
 
 use oce_mailbox::command::{Command, decode_request};
 use oce_mailbox::commands::{
-    AcpiWolQuery, CqCreate, CqDestroy, EnableDisableBeacon, EqCreate, EqDestroy, FatOperation, FatRequest,
-    FunctionReset, GetActiveProfile, GetBeaconState, GetCntlAdditionalAttributes, GetCntlAttributes, GetDcbxConfig,
-    GetFlowControl, GetFnPrivileges, GetFuncConfig, GetFwVersion, GetMacList, GetPhyDetails, GetPortName,
-    GetProfileConfig, GetProfileList, GetStatistics, IfCreate, IfDestroy, LinkStatusQuery, MccCreateExt, MccDestroy,
-    ModifyEqDelay, PmacAdd, PmacDel, QueryFat, QueryFirmwareConfig, ReadFlashrom, ReadTransceiverData, RssConfig,
+    AcpiWolQuery, AllocPd, AllocPdRange, CqCreate, CqDestroy, CreateAhTable, DeallocPd, DeallocPdRange, DeleteAhTable,
+    EnableDisableBeacon, EqCreate, EqDestroy, FatOperation, FatRequest, FunctionReset, GetActiveProfile,
+    GetBeaconState, GetCntlAdditionalAttributes, GetCntlAttributes, GetDcbxConfig, GetFlowControl, GetFnPrivileges,
+    GetFuncConfig, GetFwVersion, GetMacList, GetPhyDetails, GetPortName, GetProfileConfig, GetProfileList,
+    GetRdmaStats, GetStatistics, IfCreate, IfDestroy, LinkStatusQuery, MccCreateExt, MccDestroy, ModifyEqDelay,
+    PmacAdd, PmacDel, QueryFat, QueryFirmwareConfig, RdmaQueryConfig, ReadFlashrom, ReadTransceiverData, RssConfig,
     RxCreate, RxDestroy, RxFilter, SetActiveProfile, SetDriverFunctionCap, SetFlowControl, SetInterruptEnable,
     SetLogicalLinkConfig, SetProfileConfig, TxCreate, TxDestroy, VlanConfig, WriteFlashrom,
 };
@@ -23,8 +25,8 @@ use oce_mailbox::status::{BaseStatus, CompletionStatus};
 use oce_mailbox::wire::{Reader, Wire, Writer};
 
 use super::handlers::{
-    dcbx, device, eth, fat, flashrom, illegal_field, illegal_request, interface, port, profile, queues, transceiver,
-    unauthorized,
+    dcbx, device, eth, fat, flashrom, illegal_field, illegal_request, interface, port, profile, queues, rdma,
+    transceiver, unauthorized,
 };
 use super::{Context, Firmware};
 use crate::assumptions::{STATUS_BAD_LENGTH, STATUS_NO_SUCH_DOMAIN, VF_REFUSED_OPCODES};
@@ -41,6 +43,7 @@ impl Firmware {
         match hdr.subsystem {
             Subsystem::Common => self.dispatch_common(cx, hdr, buf),
             Subsystem::Eth => self.dispatch_eth(cx, hdr, buf),
+            Subsystem::Rdma => self.dispatch_rdma(cx, hdr, buf),
             Subsystem::Dcbx if hdr.opcode == GetDcbxConfig::OPCODE => run(self, cx, hdr, buf, dcbx::get_dcbx_config),
             _ => Err(illegal_request()),
         }
@@ -112,6 +115,25 @@ impl Firmware {
             TxDestroy::OPCODE => run(self, cx, hdr, buf, eth::tx_destroy),
             RxDestroy::OPCODE => run(self, cx, hdr, buf, eth::rx_destroy),
             AcpiWolQuery::OPCODE => run(self, cx, hdr, buf, eth::acpi_wol_query),
+            _ => Err(illegal_request()),
+        }
+    }
+
+    /// Runs an RDMA command: only on a function whose running profile has RoCE; the verbs the
+    /// model has no data path for (QPs, memory registration, ...) are ILLEGAL_REQUEST.
+    fn dispatch_rdma(&mut self, cx: &Context, hdr: &RequestHeader, buf: &[u8]) -> Reply {
+        if !self.state.runtime.active.function_mode().is_rdma() {
+            return Err(illegal_request());
+        }
+        match hdr.opcode {
+            RdmaQueryConfig::OPCODE => run(self, cx, hdr, buf, rdma::query_config),
+            AllocPd::OPCODE => run(self, cx, hdr, buf, rdma::alloc_pd),
+            DeallocPd::OPCODE => run(self, cx, hdr, buf, rdma::dealloc_pd),
+            CreateAhTable::OPCODE => run(self, cx, hdr, buf, rdma::create_ah_table),
+            DeleteAhTable::OPCODE => run(self, cx, hdr, buf, rdma::delete_ah_table),
+            GetRdmaStats::OPCODE => run(self, cx, hdr, buf, rdma::get_rdma_stats),
+            AllocPdRange::OPCODE => run(self, cx, hdr, buf, rdma::alloc_pd_range),
+            DeallocPdRange::OPCODE => run(self, cx, hdr, buf, rdma::dealloc_pd_range),
             _ => Err(illegal_request()),
         }
     }

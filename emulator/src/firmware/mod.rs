@@ -13,6 +13,7 @@ pub mod fat;
 pub(crate) mod flash;
 pub(crate) mod handlers;
 pub mod profiles;
+pub(crate) mod rdma;
 pub(crate) mod resources;
 pub mod state;
 

@@ -1,6 +1,7 @@
 //! What a driver has created in the function, as the firmware keeps it: the queues (their rings
 //! in host memory and the device-side indices), the interfaces with their MAC, multicast and
-//! VLAN filters, and the function's settings (host interrupts, flow control, logical link).
+//! VLAN filters, the RoCE engine's objects ([`super::rdma`]), and the function's settings (host
+//! interrupts, flow control, logical link).
 //!
 //! Everything here lives in firmware RAM: nothing is saved, a FUNCTION_RESET, a function-level
 //! reset, a chip reset and a power cycle all start from [`Resources::default`]
@@ -12,6 +13,7 @@ use std::collections::BTreeMap;
 
 use oce_mailbox::commands::{FlowControl, IfFlags, QUEUE_PAGE_LEN};
 
+use super::rdma::RdmaObjects;
 use crate::assumptions::{DEFAULT_FLOW_CONTROL, FIRST_QUEUE_ID};
 
 /// A ring in host memory: the bus address of each 4 KiB page, the number of entries and their
@@ -154,6 +156,8 @@ pub(crate) struct Resources {
     pub(crate) txqs: BTreeMap<u16, TxQueue>,
     pub(crate) rxqs: BTreeMap<u16, RxQueue>,
     pub(crate) interfaces: BTreeMap<u32, Interface>,
+    /// Protection domains and address handle tables (RDMA subsystem).
+    pub(crate) rdma: RdmaObjects,
     /// SET_INTERRUPT_ENABLE.
     pub(crate) host_interrupts: bool,
     pub(crate) flow_control: FlowControl,
@@ -172,6 +176,7 @@ impl Default for Resources {
             txqs: BTreeMap::new(),
             rxqs: BTreeMap::new(),
             interfaces: BTreeMap::new(),
+            rdma: RdmaObjects::default(),
             host_interrupts: false,
             flow_control: DEFAULT_FLOW_CONTROL,
             logical_link_enabled: true,

@@ -6,7 +6,8 @@
 //!   (`be_mcc_notify_wait`, `be_process_mcc`), the EQ/CQ doorbells and an interrupt handler in
 //!   the shape of `be_msix` / `be_intx` + `be_poll`;
 //! - [`driver`]: the driver's sequences on top: probe (§2), ifup (§4.1), a TX send, the flash
-//!   walk (§4.4), ifdown and remove (§4.2, §4.6).
+//!   walk (§4.4), ifdown and remove (§4.2, §4.6);
+//! - [`ocrdma`]: the RoCE driver's probe and its own MQ transport (§5).
 //!
 //! Every check the real driver makes is an assertion or an error here: completions need VALID
 //! (and COMPLETED on the MCC), tags must come back unchanged (be2net dereferences them), the
@@ -15,6 +16,7 @@
 
 pub mod driver;
 pub mod memory;
+pub mod ocrdma;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

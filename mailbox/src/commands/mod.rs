@@ -1,6 +1,6 @@
 //! Every firmware command ocetool sends or the emulator answers, one type per command
 //! (spec/protocol.md §5; the queue and interface commands a driver such as be2net sends,
-//! spec/be2net-driver.md §2–§4).
+//! spec/be2net-driver.md §2–§4; the RDMA subsystem's, which ocrdma sends, §5).
 //!
 //! Each request type implements [`Command`](crate::Command) and [`Wire`](crate::Wire) for its
 //! body; each response type implements [`Wire`](crate::Wire). Both directions of both types are
@@ -30,6 +30,9 @@ mod profile_config;
 mod profiles;
 mod queue_context;
 mod queues;
+mod rdma;
+mod rdma_config;
+mod rdma_stats;
 mod read_only;
 mod transceiver;
 mod version;
@@ -64,6 +67,12 @@ pub use queue_context::{CqContext, EqContext, MccContext, QUEUE_PAGE_LEN};
 pub use queues::{
     CqCreate, CqDestroy, EqCreate, EqCreated, EqDestroy, MccCreateExt, MccDestroy, QUEUE_PAGE_SLOTS, QueueCreated,
 };
+pub use rdma::{
+    AH_TABLE_PAGES, AhTableCreated, AllocPd, AllocPdRange, CreateAhTable, DeallocPd, DeallocPdRange, DeleteAhTable,
+    PD_DPP, PdGrant, PdRange,
+};
+pub use rdma_config::{RdmaConfig, RdmaQpFlags, RdmaQueryConfig};
+pub use rdma_stats::{GetRdmaStats, RdmaStats};
 pub use read_only::{READ_ONLY_QUERIES, read_only_query};
 pub use support::format_mac;
 pub use transceiver::{

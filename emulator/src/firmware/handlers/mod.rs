@@ -11,6 +11,7 @@ pub(super) mod interface;
 pub(crate) mod port;
 pub(super) mod profile;
 pub(super) mod queues;
+pub(super) mod rdma;
 pub(super) mod transceiver;
 
 use oce_mailbox::status::{BaseStatus, CompletionStatus};

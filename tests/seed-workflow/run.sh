@@ -1,0 +1,309 @@
+#!/usr/bin/env bash
+# The RoCE workflow end to end in a real kernel: the emulated adapter served over vfio-user
+# (`ocetool --device emu:DIR emulator serve`), the Debian kernel's own be2net and ocrdma, Debian's
+# kmod and rdma-core userspace, and the project's static ocetool with the packaged modprobe hook,
+# installed at their real paths. Two boots of one guest (q35 under TCG, 2 vCPUs so be2net gives
+# RoCE 2 MSI-X vectors), sharing the adapter's state directory:
+#
+# Boot 1, no vIOMMU (a host without an IOMMU: ocetool's sysfs backend), a factory-fresh adapter
+# (NIC profile) and /etc/ocetool/ocetool.toml asking for `profile = "roce"`, `activate = "reset"`:
+#   - `ocetool list` says the function would use the sysfs backend, as it has no IOMMU group;
+#   - a plain `modprobe be2net` runs the hook, which runs `ocetool apply` first (set-profile roce,
+#     chip reset; /run/ocetool/last-apply.json says changed); be2net then probes in RoCE mode:
+#     `FW config: function_mode=0x6` (the RDMA bit 0x4) and `enabled 2 MSI-x vector(s) for RoCE`;
+#   - `modprobe ocrdma` registers ocrdma0: `ibv_devices` lists it; with the link up, `ibv_devinfo`
+#     shows port 1 PORT_ACTIVE with link_layer Ethernet; be2net's and ocrdma's interrupts are on
+#     vectors of their own (no MSI-X request failure);
+#   - `ocetool query` while be2net holds the function answers from the kernel (exit 0,
+#     "source": "kernel", RoCE running on ocrdma0); the host compares its firmware and MAC.
+# Boot 2, with the vIOMMU (VFIO), the adapter now in RoCE:
+#   - `modprobe be2net` runs the hook again: nothing to change; be2net in RoCE mode, ocrdma0 again;
+#   - `ocetool --unbind set-profile nic` without --yes is refused (exit 4), naming the netdev and
+#     ocrdma0; with --yes it moves the adapter's IOMMU group to vfio-pci, names both in
+#     `handoff.moved`, and gives the function back to be2net (ocrdma0 comes back);
+#   - `ocetool --unbind --yes reset` activates NIC; with the configuration now asking for `nic`,
+#     reloading be2net and ocrdma gives function_mode 0x2, no RoCE vectors, no RDMA device.
+# Then on the host: `ocetool --device emu:DIR query` shows the NIC profile active, and the server
+# ended with the VM. The guest's commands and their output (text mode) are kept as a transcript
+# ($TRANSCRIPT, default $WORK/transcript.txt), which the README's RoCE workflow section shows.
+# Usage: tests/seed-workflow/run.sh   (KEEP_WORK=DIR keeps the work folder)
+# Ends with "seed-workflow: N passed, M failed"; checks are counted by ID (a missing one fails,
+# and so does a guest that never reached its checks); exits non-zero on any failure.
+set -euo pipefail
+. "$(dirname "$0")/../qemu/lib.sh"
+qemu_init seed-workflow
+
+CHECKS="adapter-present list-sysfs-backend hook-applies roce-mode roce-vectors ocrdma-registered ibv-devices
+  ibv-devinfo own-vectors query-kernel fw-version mac-equal no-oops-1 quiet-drivers-1
+  hook-unchanged roce-again unbind-refused unbind-names unbind-restores reset-nic back-to-nic no-rdma-device
+  no-oops-2 quiet-drivers-2 host-nic server-ended"
+# The guest's userspace from Debian: kmod (modprobe reads /usr/lib/modprobe.d and runs the hook)
+# and rdma-core's ibverbs-utils with the ocrdma provider, and the libraries they load.
+GUEST_DEBS="kmod libkmod2 liblzma5 libssl3 libzstd1 libc6 ibverbs-utils ibverbs-providers libibverbs1
+  libnl-3-200 libnl-route-3-200"
+export QEMU_SMP=${QEMU_SMP:-2}
+
+qemu_say "building ocetool (host and static guest build)"
+(cd "$REPO" && cargo build --locked -q -p ocetool)
+HOST_OCETOOL=${CARGO_TARGET_DIR:-$REPO/target}/debug/ocetool
+GUEST_OCETOOL=$(qemu_guest_build -p ocetool --bin ocetool | awk '$1=="ocetool"{print $2}' | tail -1)
+[ -x "$GUEST_OCETOOL" ] || { echo "seed-workflow: no guest ocetool built"; exit 2; }
+
+LOG=$WORK/serial.log
+LOG2=$WORK/serial2.log
+STATE=$WORK/emu
+TRANSCRIPT=${TRANSCRIPT:-$WORK/transcript.txt}
+host() { "$HOST_OCETOOL" --device "emu:$STATE" "$@"; }
+qemu_emulated_adapter "$HOST_OCETOOL" "$STATE" "$WORK/unused.ufi"
+host --json query >"$WORK/before.json"
+RUNNING=$(jq -r .firmware.running "$WORK/before.json")
+MAC=$(jq -r '.ports[0].mac' "$WORK/before.json")
+
+# The guest's root: Debian's userspace, the modules where modprobe finds them (none loaded at
+# boot), the packaged hook and modprobe.d file, ocetool, and the configuration.
+ROOT=$WORK/root
+qemu_debs "$ROOT" $GUEST_DEBS
+rm -rf "$ROOT/usr/share" "$ROOT/usr/include" "$ROOT/etc/modprobe.d"
+for b in bin/kmod usr/bin/ibv_devices usr/bin/ibv_devinfo; do
+  "$ROOT/lib64/ld-linux-x86-64.so.2" --library-path "$ROOT/lib/x86_64-linux-gnu:$ROOT/usr/lib/x86_64-linux-gnu" \
+    --list "$ROOT/$b" >/dev/null || { echo "seed-workflow: $b does not resolve its libraries"; exit 2; }
+done
+MODDIR=lib/modules/$KVER
+for m in $(for m in be2net ocrdma vfio-pci; do modprobe -d "$KROOT" -S "$KVER" --show-depends "$m"; done |
+  awk '$1=="insmod"{print $2}' | sort -u); do
+  rel=${m#"$KROOT/"}
+  mkdir -p "$ROOT/$(dirname "$rel")"
+  cp "$m" "$ROOT/$rel"
+done
+cp "$KROOT/$MODDIR"/modules.{builtin,builtin.modinfo,order} "$ROOT/$MODDIR/"
+depmod -b "$ROOT" "$KVER"
+install -D -m 0755 "$REPO/packaging/be2net-hook" "$ROOT/usr/lib/ocetool/be2net-hook"
+install -D -m 0644 "$REPO/packaging/modprobe.d/ocetool.conf" "$ROOT/usr/lib/modprobe.d/ocetool.conf"
+# Debian's merged /usr: /lib/modprobe.d, where kmod looks, is /usr/lib/modprobe.d.
+cp -a "$ROOT/lib/modprobe.d/." "$ROOT/usr/lib/modprobe.d/" 2>/dev/null || true
+rm -rf "$ROOT/lib/modprobe.d"
+ln -s ../usr/lib/modprobe.d "$ROOT/lib/modprobe.d"
+install -D -m 0755 "$GUEST_OCETOOL" "$ROOT/usr/bin/ocetool"
+strip "$ROOT/usr/bin/ocetool" 2>/dev/null || true
+mkdir -p "$ROOT/etc/ocetool"
+cat >"$ROOT/etc/ocetool/ocetool.toml" <<'TOML'
+# Every adapter: the RoCE profile, active before be2net binds it.
+[[adapter]]
+match = { all = true }
+profile = "roce"
+activate = "reset"
+TOML
+
+cat >"$WORK/common.sh" <<'COMMON'
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+dmesg -n 1   # the console carries the checks; kernel lines are read with dmesg
+BDF=$(find_dev 0x10df 0x0720)
+D=/sys/bus/pci/devices/$BDF
+# t COMMAND...: runs a shell command line and puts it and its output in the transcript. Debian's
+# kmod is the modprobe, rmmod and lsmod (busybox's shell would run its own applets by those names).
+KMOD='modprobe() { /sbin/modprobe "$@"; }; rmmod() { /sbin/rmmod "$@"; }; lsmod() { /sbin/lsmod; }'
+t() {
+  echo "GUEST-T # $*"
+  sh -c "$KMOD; $*" </dev/null >/tmp/t.out 2>&1; rc=$?
+  sed 's/^/GUEST-T /' /tmp/t.out
+  [ "$rc" = 0 ] || echo "GUEST-T (exit $rc)"
+  return $rc
+}
+note() { echo "GUEST-T"; echo "GUEST-T # $*"; }
+mark() { echo "seed-workflow: $1" >/dev/kmsg; }
+since() { dmesg | sed -n "/seed-workflow: $1\$/,\$p"; }
+netdev() { ls "$D/net" 2>/dev/null | head -1; }
+wait_for() {
+  n=$(($1 * 10)); shift
+  while [ "$n" -gt 0 ]; do "$@" && return 0; sleep 0.1; n=$((n - 1)); done
+  return 1
+}
+carrier() { [ "$(cat "/sys/class/net/$1/carrier" 2>/dev/null)" = 1 ]; }
+splats() { dmesg | grep -E 'BUG:|Oops|Call Trace|general protection|Kernel panic' | sed 's/^/GUEST-BAD /'; }
+# Error and warning lines (priority 0-4) of the drivers.
+driver_errors() { dmesg -r | grep -E '^<[0-4]>' | grep -E "be2net|ocrdma|infiniband|$BDF"; }
+COMMON
+
+cat >"$WORK/init1" <<'INIT'
+#!/bin/busybox sh
+. /lib/guest.sh
+. /lib/common.sh
+echo "GUEST: kernel $(uname -r), $(nproc) CPUs, adapter at ${BDF:-nowhere}, $(ls /sys/kernel/iommu_groups | wc -l) IOMMU groups"
+[ -n "$BDF" ]; check "adapter-present the served adapter is on the guest's PCI bus (10df:0720)" $?
+if [ -n "$BDF" ]; then
+  note "A host without an IOMMU, be2net not loaded; the adapter is factory-fresh (NIC profile)."
+  t "cat /etc/ocetool/ocetool.toml"
+  t "echo 1 > /proc/sys/vm/nr_hugepages"
+  doc list list
+  mark probe-roce
+  t "modprobe be2net"
+  t "cat /run/ocetool/last-apply.json"
+  t "dmesg | grep -E 'function_mode|MSI-x'"
+  IF=$(netdev)
+  t "modprobe ocrdma"
+  t "ibv_devices"
+  t "ip link set dev $IF up"
+  wait_for 20 carrier "$IF"
+  t "ibv_devinfo -d ocrdma0"
+  t "grep -E '$IF-q|ocrdma' /proc/interrupts"
+  t "ocetool query"
+  doc query query
+  splats
+  since probe-roce | grep -E 'be2net|ocrdma|infiniband' | sed 's/^/GUEST-DMESG /'
+  driver_errors | sed 's/^/GUEST-ERR /'
+fi
+finish
+INIT
+
+cat >"$WORK/init2" <<'INIT'
+#!/bin/busybox sh
+. /lib/guest.sh
+. /lib/common.sh
+echo "GUEST: kernel $(uname -r), $(nproc) CPUs, adapter at ${BDF:-nowhere} in IOMMU group $(basename "$(readlink "$D/iommu_group")")"
+if [ -n "$BDF" ]; then
+  note "Next boot, with an IOMMU: the adapter runs RoCE; be2net and ocrdma load as usual."
+  mark probe-again
+  t "modprobe be2net"
+  cp /run/ocetool/last-apply.json /tmp/apply2.json
+  t "modprobe ocrdma"
+  t "ibv_devices"
+  IF=$(netdev)
+  echo "GUEST-VALUE netdev_before=$IF"
+  note "Back to NIC: the profile, then a reset, each taking the adapter from be2net for the command."
+  t "ocetool --unbind set-profile nic"
+  t "ocetool --json --unbind --yes set-profile nic"
+  echo "GUEST-VALUE after_set_profile=$(drv "$BDF") $(netdev) $(ls /sys/class/infiniband | tr '\n' ' ')"
+  mark reset
+  t "ocetool --unbind --yes reset"
+  echo "GUEST-VALUE after_reset=$(drv "$BDF") $(netdev) $(ls /sys/class/infiniband | tr '\n' ' ')"
+  note "The configuration follows (or be2net's next load would switch back), then reload."
+  t "sed -i 's/^profile = \"roce\"/profile = \"nic\"/' /etc/ocetool/ocetool.toml"
+  mark reload-nic
+  t "rmmod ocrdma be2net"
+  t "modprobe be2net"
+  cp /run/ocetool/last-apply.json /tmp/apply3.json
+  t "modprobe ocrdma"
+  t "dmesg | grep -E 'function_mode|MSI-x' | tail -2"
+  since reload-nic | grep -E 'function_mode|MSI-x' | sed 's/^/GUEST-RELOAD /'
+  t "ibv_devices"
+  t "ls /sys/class/infiniband | wc -l"
+  doc query_nic query
+  for f in apply2 apply3; do echo "GUEST-JSON-BEGIN $f"; cat /tmp/$f.json; echo; echo "GUEST-JSON-END $f rc=0"; done
+  since probe-again | grep -E 'function_mode|MSI-x|ocrdma0|MSIX|INTx' | sed 's/^/GUEST-DMESG /'
+  driver_errors | sed 's/^/GUEST-ERR /'
+  splats
+fi
+finish
+INIT
+
+qemu_initramfs "$WORK/initramfs1.cpio.gz" "$WORK/init1" --tree "$ROOT" --file "$WORK/common.sh:/lib/common.sh"
+qemu_initramfs "$WORK/initramfs2.cpio.gz" "$WORK/init2" --tree "$ROOT" --file "$WORK/common.sh:/lib/common.sh"
+
+qemu_serve "$WORK/server1.log" "$HOST_OCETOOL" --device "emu:$STATE" emulator serve --socket "$SOCK"
+qemu_say "kernel $KVER; boot 1: no IOMMU, the hook switches to RoCE, ocrdma, ibv_devinfo"
+QEMU_VIOMMU=off qemu_boot "$WORK/initramfs1.cpio.gz" "$LOG"
+wait "$SERVER_PID" || true
+QRC1=$QRC
+
+json() { qemu_json "$LOG" "$1"; }
+rc() { qemu_rc "$LOG" "$1"; }
+value() { sed -n "s/^GUEST-VALUE $1=//p" "$2" | tail -1; }
+section() { sed -n 's/^GUEST-T \{0,1\}//p' "$1"; }
+dmesg_has() { grep -qE "^GUEST-DMESG .*$2" "$1"; }
+check1() { host_check "$LOG" "$1" "$2"; }
+FUNCTION='.adapters[].functions[] | select(.device_id == "0x0720")'
+# The RDMA core's MAD agent needs a completion queue and QP1 that ocrdma cannot create, since the
+# emulator models no RDMA data path (ocrdma's CQ_CREATE version 3 is ILLEGAL_REQUEST): three
+# error lines per registration, which ibv_devices and ibv_devinfo do not depend on. Any other
+# error or warning line of be2net or ocrdma fails; the MAD agent's must be there (the log is read).
+MAD="Couldn't create ib_mad CQ|Couldn't open port 1|ocrdma_mbx_cmd\(\) cqe_status=0x2, ext_status=0x0,"
+mad() { grep '^GUEST-ERR' "$1" | grep -cE "$MAD" || true; }
+quiet() { [ "$(mad "$1")" -gt 0 ] && ! grep '^GUEST-ERR' "$1" | grep -vqE "$MAD"; }
+
+R=0; [ "$(rc list)" = 0 ] && json list |
+  jq -e "[$FUNCTION | .backend == \"sysfs\" and (.backend_reason | test(\"no IOMMU group\"))] == [true]" >/dev/null || R=1
+check1 "list-sysfs-backend list: the sysfs backend, because the function has no IOMMU group" $R
+APPLY1=$(section "$LOG" | sed -n '/^# cat \/run\/ocetool\/last-apply.json$/,/^# /{/^#/d;p}')
+R=0; echo "$APPLY1" | jq -e '.changed == true and .adapters[0].error == null and
+  (.adapters[0].actions | map(test("profile|reset")) | all)' >/dev/null 2>&1 || R=1
+grep -q '^GUEST-T ocetool-apply: applied /etc/ocetool/ocetool.toml: exit 0' "$LOG" || R=1
+check1 "hook-applies a plain modprobe be2net ran the hook: ocetool apply set RoCE and reset the adapter first" $R
+MODE=$(grep -o 'function_mode=0x[0-9a-f]*' "$LOG" | head -1 | cut -d= -f2)
+R=0; [ -n "$MODE" ] && [ $((MODE & 0x4)) = 4 ] || R=1
+check1 "roce-mode be2net probed with function_mode=${MODE:-none}: the RDMA bit 0x4" $R
+VEC=$(sed -n 's/.*enabled \([0-9]*\) MSI-x vector(s) for RoCE.*/\1/p' "$LOG" | head -1)
+R=0; [ "${VEC:-0}" -ge 2 ] || R=1
+check1 "roce-vectors be2net enabled ${VEC:-no} MSI-X vectors for RoCE (at least 2)" $R
+R=0; dmesg_has "$LOG" 'ocrdma0 driver loaded successfully' && [ -n "$(section "$LOG" | grep -x '# modprobe ocrdma')" ] || R=1
+check1 "ocrdma-registered modprobe ocrdma registered ocrdma0" $R
+R=0; section "$LOG" | sed -n '/^# ibv_devices$/,/^# /p' | grep -qE '^[[:space:]]+ocrdma0[[:space:]]+[0-9a-f]{16}$' || R=1
+check1 "ibv-devices ibv_devices lists ocrdma0" $R
+DEVINFO=$(section "$LOG" | sed -n '/^# ibv_devinfo -d ocrdma0$/,/^# /p')
+R=0; echo "$DEVINFO" | grep -qE 'state:[[:space:]]+PORT_ACTIVE' && echo "$DEVINFO" | grep -qE 'link_layer:[[:space:]]+Ethernet' || R=1
+check1 "ibv-devinfo ibv_devinfo opens ocrdma0: port PORT_ACTIVE, link_layer Ethernet" $R
+IRQS=$(section "$LOG" | sed -n '/^# grep .* \/proc\/interrupts$/,/^# /p' | grep -E 'PCI-MSI' || true)
+VECTORS=$(echo "$IRQS" | grep -oE 'PCI-MSI [0-9]+' | sort -u | wc -l)
+R=0; echo "$IRQS" | grep -q -- '-q0$' && echo "$IRQS" | grep -q 'ocrdma0-0$' && [ "$VECTORS" = "$(echo "$IRQS" | wc -l)" ] &&
+  ! grep -qE '^GUEST-DMESG .*(MSIX Request IRQ failed|INTx)' "$LOG" || R=1
+check1 "own-vectors be2net's and ocrdma's interrupts each on a vector of its own ($VECTORS MSI-X vectors in /proc/interrupts)" $R
+R=0; [ "$(rc query)" = 0 ] && json query | jq -e '.source == "kernel" and .roce_enabled == true and
+  .driver.name == "be2net" and .driver.rdma_devices[0].name == "ocrdma0" and .profile == null' >/dev/null || R=1
+check1 "query-kernel query while be2net holds the function: exit 0 from the kernel, RoCE running on ocrdma0" $R
+R=0; [ "$(json query | jq -r .firmware.running)" = "$RUNNING" ] || R=1
+check1 "fw-version the kernel's firmware.running ($(json query | jq -r .firmware.running)) is the adapter's ($RUNNING)" $R
+R=0; [ "$(json query | jq -r '.ports[0].mac')" = "$MAC" ] || R=1
+check1 "mac-equal the kernel's ports[0].mac ($(json query | jq -r '.ports[0].mac')) is the adapter's ($MAC)" $R
+R=0; grep -q '^GUEST-BAD' "$LOG" && R=1
+[ "$QRC1" = 0 ] && grep -q '^GUEST-DONE' "$LOG" || R=1
+check1 "no-oops-1 boot 1 finished (qemu rc $QRC1), no oops, BUG or panic" $R
+R=0; quiet "$LOG" || R=1
+check1 "quiet-drivers-1 no error or warning from be2net or ocrdma but the MAD agent's ($(mad "$LOG") lines)" $R
+
+qemu_serve "$WORK/server2.log" "$HOST_OCETOOL" --device "emu:$STATE" emulator serve --socket "$SOCK"
+qemu_say "boot 2: vIOMMU; the hook changes nothing; --unbind set-profile nic and reset; back to NIC"
+qemu_boot "$WORK/initramfs2.cpio.gz" "$LOG2"
+SERVER_RC=0; wait "$SERVER_PID" || SERVER_RC=$?
+json2() { qemu_json "$LOG2" "$1"; }
+check2() { host_check "$LOG" "$1" "$2"; }
+
+R=0; json2 apply2 | jq -e '.changed == false and .adapters[0].error == null' >/dev/null || R=1
+check2 "hook-unchanged the hook's apply at the next boot: nothing to change (changed false)" $R
+R=0; grep -q '^GUEST-DMESG .*function_mode=0x6' "$LOG2" && grep -q '^GUEST-DMESG .*ocrdma0 driver loaded successfully' "$LOG2" || R=1
+check2 "roce-again be2net in RoCE mode and ocrdma0 registered again" $R
+REFUSAL=$(section "$LOG2" | sed -n '/^# ocetool --unbind set-profile nic$/,/^# /p')
+R=0; echo "$REFUSAL" | grep -q '(exit 4)' && echo "$REFUSAL" | grep -q "$(value netdev_before "$LOG2")" &&
+  echo "$REFUSAL" | grep -q ocrdma0 || R=1
+check2 "unbind-refused --unbind without --yes: refused (exit 4), naming $(value netdev_before "$LOG2") and ocrdma0" $R
+SET_PROFILE=$(section "$LOG2" | sed -n '/^# ocetool --json --unbind --yes set-profile nic$/,/^# /{/^#/d;p}')
+R=0; echo "$SET_PROFILE" | jq -e --arg n "$(value netdev_before "$LOG2")" '
+  .changed == true and .handoff.backend == "vfio" and
+  (.handoff.moved[0] | .driver == "be2net" and .netdevs[0].name == $n and .rdma == ["ocrdma0"])' >/dev/null || R=1
+check2 "unbind-names set-profile nic --unbind --yes through VFIO: handoff.moved names be2net, the netdev and ocrdma0" $R
+R=0; set -- $(value after_set_profile "$LOG2"); [ "${1:-}" = be2net ] && [ -n "${2:-}" ] && [ "${3:-}" = ocrdma0 ] || R=1
+check2 "unbind-restores afterwards the function is be2net's again, with its netdev and ocrdma0 ($*)" $R
+R=0; set -- $(value after_reset "$LOG2")
+section "$LOG2" | sed -n '/^# ocetool --unbind --yes reset$/,/^# /p' | grep -q 'Function mode *0x2' && [ "${1:-}" = be2net ] || R=1
+check2 "reset-nic reset --unbind --yes: NIC running (function mode 0x2), be2net bound again ($*)" $R
+R=0; grep -q '^GUEST-RELOAD .*function_mode=0x2,' "$LOG2" && ! grep -q '^GUEST-RELOAD .*for RoCE' "$LOG2" &&
+  json2 apply3 | jq -e '.changed == false' >/dev/null || R=1
+check2 "back-to-nic reloaded with the configuration on nic: function_mode 0x2, no RoCE vectors, the hook changed nothing" $R
+R=0; section "$LOG2" | sed -n '/^# ls \/sys\/class\/infiniband | wc -l$/{n;p}' | grep -qx 0 &&
+  json2 query_nic | jq -e '.source == "kernel" and .roce_enabled == false' >/dev/null || R=1
+check2 "no-rdma-device ocrdma loaded, no RDMA device; query says RoCE not running" $R
+R=0; grep -q '^GUEST-BAD' "$LOG2" && R=1
+[ "$QRC" = 0 ] && grep -q '^GUEST-DONE' "$LOG2" || R=1
+check2 "no-oops-2 boot 2 finished (qemu rc $QRC), no oops, BUG or panic" $R
+R=0; quiet "$LOG2" || R=1
+check2 "quiet-drivers-2 no error or warning from be2net or ocrdma but the MAD agent's, through unbinds and reloads" $R
+R=0; host --json query >"$WORK/after.json" && jq -e '.roce_enabled == false and .profile.active.roce == false and
+  .profile.next.roce == false' "$WORK/after.json" >/dev/null || R=1
+check2 "host-nic the host's query of the state directory: NIC active and next" $R
+R=0; [ "$SERVER_RC" = 0 ] && grep -q 'until the VM disconnected' "$WORK/server2.log" || R=1
+check2 "server-ended the server ended with the VM (exit $SERVER_RC)" $R
+
+{ section "$LOG"; section "$LOG2"; } >"$TRANSCRIPT"
+qemu_say "transcript: $TRANSCRIPT"
+grep -h '^GUEST-CHECK' "$LOG2" >>"$LOG" || true
+grep -hE '^(GUEST-CHECK|GUEST-VALUE|GUEST-BAD|GUEST-ERR)' "$LOG" "$LOG2" | grep -vE "$MAD" | sort -u || true
+QRC=$((QRC1 | QRC))
+qemu_summary seed-workflow "$LOG" "$CHECKS"

@@ -30,6 +30,14 @@
 //!   modelled. DELETE_AH_TBL of an unknown id is ILLEGAL_FIELD.
 //! - **What resets clear**: PDs and tables are the function's, like its queues ([`super::queues`]):
 //!   FUNCTION_RESET, a function-level reset, a chip reset and a power cycle drop them.
+//! - **What the real ocrdma showed** (`tests/seed-workflow/run.sh`, Debian 6.1): with the
+//!   commands above and the MCC engine's second queue it registers `ocrdma0`, `ibv_devinfo` opens
+//!   it (alloc_ucontext takes a PD from the pre-allocated range: no command), and the port is
+//!   ACTIVE once the netdev is up. The RDMA core's MAD agent then fails to open port 1: its CQ is
+//!   a CQ_CREATE version 3, ILLEGAL_REQUEST here (and its QP1 would be CREATE_QP), three error
+//!   lines in the kernel log. With a translating vIOMMU, `ibv_devinfo` is killed by the guest
+//!   kernel ("Corrupted page table"): ocrdma hands user space `virt_to_phys()` of a DMA-API
+//!   buffer, which the IOMMU layer allocated through a remapping; not the device's doing.
 
 use oce_mailbox::commands::{RdmaConfig, RdmaQpFlags};
 

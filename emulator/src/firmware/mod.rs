@@ -3,7 +3,8 @@
 //! ([`Firmware::execute`]).
 //!
 //! The firmware never touches a register or host memory: a transport (the bootstrap mailbox
-//! engine today; the MCC ring engine and ocrdma's MQ next) copies a command into a buffer, calls
+//! engine, and the MCC ring engine, which serves be2net's MCC and ocrdma's MQ alike) copies a
+//! command into a buffer, calls
 //! [`Firmware::execute`], and copies the response out. What the firmware needs to know of the
 //! registers comes in a [`Context`].
 

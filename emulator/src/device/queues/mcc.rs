@@ -4,6 +4,11 @@
 //! and each gets one completion on the MCC's CQ with its status, both tags copied unchanged (the
 //! host turns them back into kernel pointers) and VALID | COMPLETED.
 //!
+//! ocrdma's own MQ is a second MCC queue of the same kind (spec/be2net-driver.md §5.3): its tag
+//! is the ring index, which comes back the same way; its embedded commands declare up to 240
+//! bytes, which the firmware accepts; and every WRB it consumes is completed, an unknown command
+//! with ILLEGAL_REQUEST, so ocrdma's interrupt-only wait never times out.
+//!
 //! Everything runs inside the doorbell write: be2net busy-polls its completion queue for up to
 //! 12 s, under a spinlock, so the answer must not wait for the host to yield. A completion a
 //! `slow` or `slow-flash` fault holds back stops the ring until [`Device::poll`] writes it.

@@ -45,18 +45,12 @@ REQ=$WORK/requests
 : >"$LOG"
 host() { "$OCETOOL" --device "emu:$STATE" "$@"; }
 qemu_emulated_adapter "$OCETOOL" "$STATE" "$IMAGE"
-host --json query >"$WORK/before.json"
-RUNNING=$(jq -r .firmware.running "$WORK/before.json")
-MAC=$(jq -r '.ports[0].mac' "$WORK/before.json")
 
 # The guest's root: be2net where modprobe finds it (not loaded at boot), the tools, the image.
 ROOT=$WORK/root
 qemu_debs "$ROOT" $GUEST_DEBS
 rm -rf "$ROOT/usr/share" "$ROOT/usr/lib/x86_64-linux-gnu/gconv" "$ROOT/etc/network"
-for b in sbin/ethtool bin/ip; do
-  "$ROOT/lib64/ld-linux-x86-64.so.2" --library-path "$ROOT/lib/x86_64-linux-gnu:$ROOT/usr/lib/x86_64-linux-gnu" \
-    --list "$ROOT/$b" >/dev/null || { echo "be2net-qemu: $b does not resolve its libraries"; exit 2; }
-done
+qemu_libs_resolve "$ROOT" sbin/ethtool bin/ip || exit 2
 KO=kernel/drivers/net/ethernet/emulex/benet/be2net.ko
 mkdir -p "$ROOT/lib/modules/$KVER/$(dirname "$KO")" "$ROOT/lib/firmware"
 cp "$KROOT/lib/modules/$KVER/$KO" "$ROOT/lib/modules/$KVER/$KO"

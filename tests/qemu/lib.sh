@@ -10,6 +10,8 @@
 #   qemu_debs DIR PKG...                 Debian packages (bookworm, this machine's apt sources)
 #                                        downloaded once into the cache and unpacked into DIR, for
 #                                        guest programs that need their shared libraries
+#   qemu_libs_resolve DIR PROG...        each program (a path inside DIR) finds its shared
+#                                        libraries inside DIR (ld.so --list); returns 2 if not
 #   qemu_initramfs OUT INIT [--modules "m1 m2"] [--bin PATH[:NAME]]... [--file SRC:DEST]...
 #                  [--tree DIR]...       busybox + modules (with their dependencies, in load order,
 #                                        decompressed) + programs in /bin + files + trees (copied
@@ -28,7 +30,8 @@
 #   qemu_emulated_adapter OCETOOL STATE IMAGE
 #                                        a factory-fresh emulated adapter in STATE and, in IMAGE, a
 #                                        firmware image one version above its factory firmware;
-#                                        sets $FACTORY and $NEW (the versions)
+#                                        sets $FACTORY and $NEW (the versions), $RUNNING (the
+#                                        firmware running) and $MAC (port 0's), as `query` says
 #   qemu_json LOG NAME, qemu_rc LOG NAME the JSON document the guest printed with `doc NAME ...`,
 #                                        and its exit code
 #   qemu_ok LOG "ID TEXT" COMMAND...     a host check from a command's exit code
@@ -120,6 +123,15 @@ qemu_debs() {
   done
 }
 
+qemu_libs_resolve() {
+  local root=$1 b
+  shift
+  for b in "$@"; do
+    "$root/lib64/ld-linux-x86-64.so.2" --library-path "$root/lib/x86_64-linux-gnu:$root/usr/lib/x86_64-linux-gnu" \
+      --list "$root/$b" >/dev/null || { echo "$QEMU_NAME: $b does not resolve its libraries"; return 2; }
+  done
+}
+
 qemu_initramfs() {
   local out=$1 init=$2 root mods="" bins=() files=() trees=() m i=0 base dest
   shift 2
@@ -202,8 +214,12 @@ host_check() {
 
 qemu_emulated_adapter() {
   local ocetool=$1 state=$2 image=$3
+  local query
   "$ocetool" --device "emu:$state" emulator init >/dev/null
-  FACTORY=$("$ocetool" --device "emu:$state" --json query | jq -r .firmware.stored)
+  query=$("$ocetool" --device "emu:$state" --json query)
+  FACTORY=$(echo "$query" | jq -r .firmware.stored)
+  RUNNING=$(echo "$query" | jq -r .firmware.running)
+  MAC=$(echo "$query" | jq -r '.ports[0].mac')
   NEW=$(echo "$FACTORY" | awk -F. 'NF == 4 {printf "%d.%d.%d.%d", $1, $2, $3, $4 + 1}')
   "$ocetool" fw build --version "$NEW" -o "$image" >/dev/null
 }

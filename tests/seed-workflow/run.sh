@@ -54,20 +54,14 @@ LOG2=$WORK/serial2.log
 STATE=$WORK/emu
 TRANSCRIPT=${TRANSCRIPT:-$WORK/transcript.txt}
 host() { "$HOST_OCETOOL" --device "emu:$STATE" "$@"; }
-qemu_emulated_adapter "$HOST_OCETOOL" "$STATE" "$WORK/unused.ufi"
-host --json query >"$WORK/before.json"
-RUNNING=$(jq -r .firmware.running "$WORK/before.json")
-MAC=$(jq -r '.ports[0].mac' "$WORK/before.json")
+qemu_emulated_adapter "$HOST_OCETOOL" "$STATE" "$WORK/image.ufi"   # the image is not used here
 
 # The guest's root: Debian's userspace, the modules where modprobe finds them (none loaded at
 # boot), the packaged hook and modprobe.d file, ocetool, and the configuration.
 ROOT=$WORK/root
 qemu_debs "$ROOT" $GUEST_DEBS
 rm -rf "$ROOT/usr/share" "$ROOT/usr/include" "$ROOT/etc/modprobe.d"
-for b in bin/kmod usr/bin/ibv_devices usr/bin/ibv_devinfo; do
-  "$ROOT/lib64/ld-linux-x86-64.so.2" --library-path "$ROOT/lib/x86_64-linux-gnu:$ROOT/usr/lib/x86_64-linux-gnu" \
-    --list "$ROOT/$b" >/dev/null || { echo "seed-workflow: $b does not resolve its libraries"; exit 2; }
-done
+qemu_libs_resolve "$ROOT" bin/kmod usr/bin/ibv_devices usr/bin/ibv_devinfo || exit 2
 MODDIR=lib/modules/$KVER
 for m in $(for m in be2net ocrdma vfio-pci; do modprobe -d "$KROOT" -S "$KVER" --show-depends "$m"; done |
   awk '$1=="insmod"{print $2}' | sort -u); do

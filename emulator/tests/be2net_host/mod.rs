@@ -418,16 +418,21 @@ impl Host {
 /// A request of `len` bytes with only a header: opcode, subsystem, version (a command the codec
 /// has no type for).
 pub fn raw_request(opcode: u8, subsystem: Subsystem, version: u8, len: usize) -> Vec<u8> {
+    header_only(opcode, subsystem, version, len, 0, (len - HEADER_LEN) as u32)
+}
+
+/// A request buffer of `len` bytes holding only its header, with the timeout and the declared
+/// request length as given (a driver may declare more than the buffer holds).
+pub fn header_only(
+    opcode: u8,
+    subsystem: Subsystem,
+    version: u8,
+    len: usize,
+    timeout_secs: u32,
+    request_length: u32,
+) -> Vec<u8> {
     let mut buf = vec![0u8; len];
-    let hdr = RequestHeader {
-        opcode,
-        subsystem,
-        port_number: 0,
-        domain: 0,
-        timeout_secs: 0,
-        request_length: (len - HEADER_LEN) as u32,
-        version,
-    };
+    let hdr = RequestHeader { opcode, subsystem, port_number: 0, domain: 0, timeout_secs, request_length, version };
     hdr.encode(&mut Writer::new(&mut buf)).unwrap();
     buf
 }

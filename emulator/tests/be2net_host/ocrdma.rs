@@ -17,12 +17,12 @@ use oce_mailbox::commands::{
     GetDcbxConfig, GetRdmaStats, MccDestroy, PdRange, RdmaConfig, RdmaQueryConfig,
 };
 use oce_mailbox::doorbells::MccDoorbell;
-use oce_mailbox::header::{HEADER_LEN, RequestHeader, ResponseHeader, Subsystem};
+use oce_mailbox::header::{HEADER_LEN, ResponseHeader, Subsystem};
 use oce_mailbox::status::CompletionStatus;
 use oce_mailbox::wire::{Reader, Wire, Writer};
 use oce_mailbox::wrb::{COMPLETION_LEN, Sge, WRB_LEN, WRB_PAYLOAD_OFFSET, Wrb, WrbPayload};
 
-use super::{DB_BAR, Host, HostCq, HostEq, HostError, HostRing, Irq};
+use super::{DB_BAR, Host, HostCq, HostEq, HostError, HostRing, Irq, header_only};
 
 /// ocrdma's ring sizes (ocrdma_sli.h): EQ 4096 × 4 B, MQ 128 × 256 B, MQ CQ 256 × 16 B.
 const EQ_LEN: u32 = 4096;
@@ -68,18 +68,7 @@ pub struct Roce {
 /// A request buffer as ocrdma's `ocrdma_init_mch` fills it: opcode, subsystem, timeout 20 s,
 /// `cmd_len` (which may exceed what the buffer holds), version.
 pub fn ocrdma_request(opcode: u8, subsystem: Subsystem, version: u8, len: usize, cmd_len: u32) -> Vec<u8> {
-    let mut buf = vec![0u8; len];
-    let hdr = RequestHeader {
-        opcode,
-        subsystem,
-        port_number: 0,
-        domain: 0,
-        timeout_secs: 20,
-        request_length: cmd_len,
-        version,
-    };
-    hdr.encode(&mut Writer::new(&mut buf)).unwrap();
-    buf
+    header_only(opcode, subsystem, version, len, 20, cmd_len)
 }
 
 fn put32(buf: &mut [u8], at: usize, v: u32) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/profile.sh — where a short ocetool process spends its time (issue 7, docs/performance.md):
+# bench/profile.sh — where a short ocetool process spends its time (docs/performance.md):
 # for the process-start floor (noop), ocetool's own start-up (ocetool --version), query, raw CRC
 # and fw inspect of a 16 MiB image, it prints
 #   - instructions (valgrind callgrind), and those spent in clap's argument parsing and in the

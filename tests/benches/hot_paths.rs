@@ -1,4 +1,4 @@
-//! The hot paths of issue 7, in process, through the real host stack and the emulator:
+//! The hot paths whose speed docs/performance.md tracks, in process, through the real host stack and the emulator:
 //!
 //! - `mailbox_round_trip`: one command through `BootstrapMailbox<Emulator>` — embedded
 //!   (GET_FW_VERSION, the 236-byte WRB payload) and non-embedded (GET_CNTL_ATTRIBUTES and

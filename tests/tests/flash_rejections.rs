@@ -1,4 +1,4 @@
-//! Issue 5 "Done when": every image the flow must refuse, refused with its typed error before a
+//! Every image the flash flow must refuse, refused with its typed error before a
 //! single WRITE_FLASHROM, with the emulated flash byte for byte unchanged.
 
 use oce_emulator::Emulator;

@@ -1,4 +1,4 @@
-//! Issue 5 item 4 end to end: the library's flash walk against the emulated adapter's flash
+//! End to end: the library's flash walk against the emulated adapter's flash
 //! model — a new version flashes, the CRC skip makes a second run write nothing, the fallback to
 //! op-type mode, and the versions before and after a reset.
 

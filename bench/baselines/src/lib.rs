@@ -1,4 +1,4 @@
-//! Baseline processes that `bench/run.sh` times next to `ocetool` (issue 7): each does the least
+//! Baseline processes that `bench/run.sh` times next to `ocetool`: each does the least
 //! a command of its kind could do, so the ratio against it shows what ocetool adds.
 //!
 //! - `noop`: starts and exits (the process-start floor for `ocetool query`);

@@ -28,19 +28,8 @@ pub fn kernel_cmdline(roots: &Roots) -> Result<String, PciError> {
 
 /// The IOMMU groups the kernel created (`/sys/kernel/iommu_groups/*`), in number order.
 pub fn iommu_groups(roots: &Roots) -> Result<Vec<u32>, PciError> {
-    let dir = roots.sysfs.join("kernel/iommu_groups");
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(source) => return Err(PciError::Io { path: dir, source }),
-    };
-    let mut groups = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|source| PciError::Io { path: dir.clone(), source })?;
-        if let Some(n) = entry.file_name().to_str().and_then(|n| n.parse().ok()) {
-            groups.push(n);
-        }
-    }
+    let names = sysfs::names_in(&roots.sysfs.join("kernel/iommu_groups"))?;
+    let mut groups: Vec<u32> = names.iter().filter_map(|n| n.parse().ok()).collect();
     groups.sort_unstable();
     Ok(groups)
 }
@@ -182,13 +171,13 @@ fn attr(path: &Path) -> String {
 pub fn rdma_devices(roots: &Roots) -> Result<Vec<RdmaDevice>, PciError> {
     let class = roots.sysfs.join("class/infiniband");
     let mut devices = Vec::new();
-    for name in names(&class)? {
+    for name in sysfs::names_in(&class)? {
         let dir = class.join(&name);
         let function = std::fs::read_link(dir.join("device"))
             .ok()
             .and_then(|t| t.file_name().and_then(|n| n.to_str()).and_then(|n| n.parse().ok()));
         let mut ports = Vec::new();
-        for port in names(&dir.join("ports"))? {
+        for port in sysfs::names_in(&dir.join("ports"))? {
             let Ok(number) = port.parse() else { continue };
             let pdir = dir.join("ports").join(&port);
             // `state` reads like "4: ACTIVE".
@@ -200,22 +189,6 @@ pub fn rdma_devices(roots: &Roots) -> Result<Vec<RdmaDevice>, PciError> {
         devices.push(RdmaDevice { name, function, ports });
     }
     Ok(devices)
-}
-
-/// The entries of a folder, sorted; none when it does not exist.
-fn names(dir: &Path) -> Result<Vec<String>, PciError> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(source) => return Err(PciError::Io { path: dir.to_path_buf(), source }),
-    };
-    let mut out = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|source| PciError::Io { path: dir.to_path_buf(), source })?;
-        out.push(entry.file_name().to_string_lossy().into_owned());
-    }
-    out.sort();
-    Ok(out)
 }
 
 /// The transports the NFS server listens on (`/proc/fs/nfsd/portlist`, lines like `rdma 20049`),

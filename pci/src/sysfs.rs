@@ -186,7 +186,8 @@ pub struct Netdev {
     pub operstate: String,
 }
 
-fn names_in(dir: &Path) -> Result<Vec<String>, PciError> {
+/// The entries of a folder, sorted; none when it does not exist.
+pub(crate) fn names_in(dir: &Path) -> Result<Vec<String>, PciError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),

@@ -224,14 +224,7 @@ fn system_blockers(
 /// A function's vendor and device IDs from sysfs.
 fn read_ids(roots: &Roots, address: PciAddress) -> Result<(u16, u16), PciError> {
     let dir = roots.device_dir(address);
-    let narrow = |path: std::path::PathBuf| -> Result<u16, PciError> {
-        let value = sysfs::read_hex(&path)?;
-        u16::try_from(value).map_err(|_| PciError::Io {
-            path,
-            source: std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{value:#x} is not a 16-bit ID")),
-        })
-    };
-    Ok((narrow(dir.join("vendor"))?, narrow(dir.join("device"))?))
+    Ok((sysfs::read_id(&dir.join("vendor"))?, sysfs::read_id(&dir.join("device"))?))
 }
 
 /// The slot that names the adapter `address` belongs to (`0000:03:00`, as [`Adapter::slot`]): its

@@ -80,14 +80,7 @@ pub fn read(roots: &Roots, address: PciAddress, ethtool: &dyn Ethtool) -> Result
         return Err(PciError::NoSuchFunction { address, path: dir });
     }
     let driver = sysfs::bound_driver(roots, address)?.unwrap_or_default();
-    let id = |name: &str| -> Result<u16, PciError> {
-        let path = dir.join(name);
-        let value = sysfs::read_hex(&path)?;
-        u16::try_from(value).map_err(|_| PciError::Io {
-            path,
-            source: std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{value:#x} is not a 16-bit ID")),
-        })
-    };
+    let id = |name: &str| sysfs::read_id(&dir.join(name));
     let ids = [id("vendor")?, id("device")?, id("subsystem_vendor")?, id("subsystem_device")?];
     let netdevs: Vec<NetdevState> = sysfs::dependents(roots, address)?
         .netdevs

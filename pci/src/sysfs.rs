@@ -109,6 +109,15 @@ pub fn read_hex(path: &Path) -> Result<u32, PciError> {
     })
 }
 
+/// Reads a sysfs attribute holding a 16-bit PCI ID (`vendor`, `device`, `subsystem_vendor`, ...).
+pub fn read_id(path: &Path) -> Result<u16, PciError> {
+    let value = read_hex(path)?;
+    u16::try_from(value).map_err(|_| PciError::Io {
+        path: path.to_path_buf(),
+        source: io::Error::new(io::ErrorKind::InvalidData, format!("{value:#x} is not a 16-bit ID")),
+    })
+}
+
 /// The driver bound to the device at sysfs folder `dir`, if any.
 pub fn driver_of(dir: &Path) -> Result<Option<String>, PciError> {
     link_name(&dir.join("driver"))

@@ -128,6 +128,7 @@ impl DmaArena {
     }
 
     /// The bus address of the huge page.
+    #[cfg(test)]
     pub(super) fn base(&self) -> u64 {
         self.page.phys()
     }

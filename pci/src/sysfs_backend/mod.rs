@@ -73,11 +73,6 @@ impl<'h> SysfsFunction<'h> {
     pub fn address(&self) -> PciAddress {
         self.address
     }
-
-    /// The bus address of the huge page that holds every DMA buffer of this function.
-    pub fn dma_base(&self) -> u64 {
-        self.dma.base()
-    }
 }
 
 impl<'h> PciFunction for SysfsFunction<'h> {

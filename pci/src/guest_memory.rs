@@ -134,19 +134,8 @@ mod tests {
     use super::*;
 
     fn file_of(len: usize) -> File {
-        let mut f = tempfile_in_tmp();
+        let mut f = tempfile::tempfile().unwrap();
         f.write_all(&vec![0u8; len]).unwrap();
-        f
-    }
-
-    fn tempfile_in_tmp() -> File {
-        let path = std::env::temp_dir().join(format!(
-            "oce-guest-mem-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
-        std::fs::remove_file(&path).unwrap();
         f
     }
 

@@ -1,5 +1,7 @@
-//! Every issue-2 command through the real host driver, checking the answers are consistent with
-//! each other and with the emulator's identity; key offsets are also checked in raw bytes.
+//! The adapter queries and profile commands (attributes, firmware and function config, MAC list,
+//! port name, link, PHY, privileges, beacon, profile list/active/config) through the real host
+//! driver, checking the answers are consistent with each other and with the emulator's identity;
+//! key offsets are also checked in raw bytes.
 
 mod common;
 

@@ -20,7 +20,8 @@ ratio() {
        END {p=t["unix_socket_ping_pong_32_36_bytes"]; r=t["region_read_4_bytes_adapter_sli_intf"];
             printf "  ping-pong %.1f us, adapter region read %.1f us: %.2fx\n", p, r, r/p}'
 }
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
 echo "vfio-user transport, $(nproc) CPUs, $(uname -r), $(rustc --version)"
-echo "unpinned:"; run env | tee /tmp/vfu-bench.$$ | sed 's/^/  /'; ratio </tmp/vfu-bench.$$
-echo "pinned to CPU 0:"; run taskset -c 0 | tee /tmp/vfu-bench.$$ | sed 's/^/  /'; ratio </tmp/vfu-bench.$$
-rm -f /tmp/vfu-bench.$$
+echo "unpinned:"; run env | tee "$W/unpinned" | sed 's/^/  /'; ratio <"$W/unpinned"
+echo "pinned to CPU 0:"; run taskset -c 0 | tee "$W/pinned" | sed 's/^/  /'; ratio <"$W/pinned"

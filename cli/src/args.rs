@@ -176,7 +176,7 @@ pub enum Command {
     /// Send any firmware command and print the statuses and the response bytes. A command that
     /// is not a known read-only query is confirmed like every change (--yes in a script).
     Raw(RawArgs),
-    /// Firmware images (.ufi): inspect, update the adapter, build a synthetic image.
+    /// Firmware images (.ufi): inspect, verify, update the adapter, build a synthetic image.
     Fw {
         #[command(subcommand)]
         action: FwAction,
@@ -204,7 +204,7 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         out_dir: PathBuf,
     },
-    /// Create, show or power-cycle an emulated adapter.
+    /// Create, show, power-cycle, fault or serve an emulated adapter.
     Emulator {
         #[command(subcommand)]
         action: EmulatorAction,

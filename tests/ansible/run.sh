@@ -21,7 +21,10 @@ fi
 
 say "building ocetool"
 cargo build --locked -q -p ocetool --manifest-path "$REPO/Cargo.toml" || { echo "ansible: 0 passed, 1 failed"; exit 1; }
-BIN=$REPO/target/debug/ocetool
+# cargo's target folder: CARGO_TARGET_DIR when set (relative to where cargo ran), else the workspace's.
+TARGET=${CARGO_TARGET_DIR:-$REPO/target}
+case $TARGET in /*) ;; *) TARGET=$PWD/$TARGET ;; esac
+BIN=$TARGET/debug/ocetool
 
 WORK=$(mktemp -d /tmp/ocetool-ansible.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT

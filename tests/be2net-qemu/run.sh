@@ -37,7 +37,7 @@ GUEST_DEBS="ethtool iproute2 libc6 libmnl0 libbpf1 libelf1 libbsd0 libcap2 zlib1
 
 qemu_say "building ocetool"
 (cd "$REPO" && cargo build --locked -q -p ocetool)
-OCETOOL=$REPO/target/debug/ocetool
+OCETOOL=$HOST_TARGET/debug/ocetool
 STATE=$WORK/emu
 IMAGE=$WORK/image.ufi
 LOG=$WORK/serial.log

@@ -29,7 +29,7 @@ CHECKS="version-newer adapter-present pcie-endpoint msix-32 bar-sizes bar-read-t
 
 qemu_say "building ocetool (host and static guest build)"
 (cd "$REPO" && cargo build --locked -q -p ocetool)
-HOST_OCETOOL=$REPO/target/debug/ocetool
+HOST_OCETOOL=$HOST_TARGET/debug/ocetool
 qemu_guest_build -p ocetool --bin ocetool -p oce-bench-baselines --bin guest-bar-read >"$WORK/bins"
 GUEST_OCETOOL=$(awk '$1=="ocetool"{print $2}' "$WORK/bins" | tail -1)
 PROBE=$(awk '$1=="guest-bar-read"{print $2}' "$WORK/bins" | tail -1)

@@ -39,12 +39,16 @@
 # Inside the guest, /lib/guest.sh gives check, find_dev, doc and finish (see that file); a check's
 # name starts with its ID (`check "bar0-size BAR0 is 16 KiB" $?`). host_check adds one from the
 # host to LOG the same way.
+# $HOST_TARGET is cargo's target folder for the host builds (CARGO_TARGET_DIR when set, relative
+# to the repository as cargo takes it, else target/): host programs are $HOST_TARGET/debug/NAME.
 # Environment: OCETOOL_CACHE (default /var/tmp/ocetool-cache), KERNEL_META (linux-image-amd64),
 # QEMU_TIMEOUT (seconds, default 240), QEMU_SMP (1), QEMU_MEM (512M), QEMU_VIOMMU (on), QEMU_EXTRA
 # (more QEMU arguments, split on spaces).
 
 QEMU_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$QEMU_LIB_DIR/../.." && pwd)
+HOST_TARGET=${CARGO_TARGET_DIR:-target}
+case $HOST_TARGET in /*) ;; *) HOST_TARGET=$REPO/$HOST_TARGET ;; esac
 OCETOOL_CACHE=${OCETOOL_CACHE:-/var/tmp/ocetool-cache}
 GUEST_TARGET=x86_64-unknown-linux-gnu
 

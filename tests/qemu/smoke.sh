@@ -15,7 +15,7 @@ qemu_init qemu-smoke
 
 qemu_say "building the test device server and the guest probe"
 (cd "$REPO" && cargo build --locked -q -p oce-emulator-serve --example test-device)
-SERVER=$REPO/target/debug/examples/test-device
+SERVER=$HOST_TARGET/debug/examples/test-device
 PROBE=$(qemu_guest_build -p oce-bench-baselines --bin guest-bar-read | awk '$1=="guest-bar-read"{print $2}' | tail -1)
 [ -x "$PROBE" ] || { echo "qemu-smoke: no guest probe built"; exit 2; }
 

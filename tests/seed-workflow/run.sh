@@ -45,7 +45,7 @@ export QEMU_SMP=${QEMU_SMP:-2}
 
 qemu_say "building ocetool (host and static guest build)"
 (cd "$REPO" && cargo build --locked -q -p ocetool)
-HOST_OCETOOL=${CARGO_TARGET_DIR:-$REPO/target}/debug/ocetool
+HOST_OCETOOL=$HOST_TARGET/debug/ocetool
 GUEST_OCETOOL=$(qemu_guest_build -p ocetool --bin ocetool | awk '$1=="ocetool"{print $2}' | tail -1)
 [ -x "$GUEST_OCETOOL" ] || { echo "seed-workflow: no guest ocetool built"; exit 2; }
 

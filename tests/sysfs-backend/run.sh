@@ -29,7 +29,7 @@ CHECKS="adapter-present no-iommu-group list-sysfs-backend no-huge-page-refused l
 
 qemu_say "building ocetool (host and static guest build)"
 (cd "$REPO" && cargo build --locked -q -p ocetool)
-HOST_OCETOOL=${CARGO_TARGET_DIR:-$REPO/target}/debug/ocetool
+HOST_OCETOOL=$HOST_TARGET/debug/ocetool
 GUEST_OCETOOL=$(qemu_guest_build -p ocetool --bin ocetool | awk '$1=="ocetool"{print $2}' | tail -1)
 [ -x "$GUEST_OCETOOL" ] || { echo "sysfs-backend: no guest ocetool built"; exit 2; }
 

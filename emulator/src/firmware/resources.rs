@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 
 use oce_mailbox::commands::{FlowControl, IfFlags, QUEUE_PAGE_LEN};
+use oce_mailbox::wrb::COMPLETION_LEN;
 
 use super::rdma::RdmaObjects;
 use crate::assumptions::{DEFAULT_FLOW_CONTROL, FIRST_QUEUE_ID};
@@ -81,7 +82,7 @@ pub(crate) struct CompletionQueue {
 /// ring stops behind it, so completions stay in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct HeldCompletion {
-    pub(crate) bytes: [u8; 16],
+    pub(crate) bytes: [u8; COMPLETION_LEN],
     pub(crate) due: std::time::Instant,
 }
 

@@ -96,7 +96,7 @@ pub fn find_adapters(global: &GlobalArgs) -> CliResult<Vec<PciAddress>> {
 }
 
 fn skyhawk_adapters(global: &GlobalArgs) -> CliResult<(Inventory, Vec<PciAddress>)> {
-    let roots = Roots::new(&global.sysfs_root, &global.dev_root);
+    let roots = global.roots();
     let inventory = discover(&roots, Scope::OneConnect)
         .map_err(|e| pci_error("no --device given, and sysfs cannot be searched for an adapter", &e))?;
     let found = inventory
@@ -149,7 +149,7 @@ pub fn check_supported(roots: &Roots, addr: PciAddress) -> CliResult<()> {
 /// Takes the adapter's lock for the length of the command.
 pub fn lock_device(global: &GlobalArgs, spec: &DeviceSpec) -> CliResult<DeviceLock> {
     let wait = Duration::try_from_secs_f64(global.wait.max(0.0)).unwrap_or(Duration::ZERO);
-    let path = lock_path(spec, &Roots::new(&global.sysfs_root, &global.dev_root))?;
+    let path = lock_path(spec, &global.roots())?;
     tracing::info!(lock = %path.display(), "taking the adapter's lock");
     DeviceLock::acquire(&path, wait, &spec.describe())
 }

@@ -7,7 +7,6 @@
 use oce_mailbox::doctor::{Check, DeviceFacts, Status, Target, has_failures, locked_memory_needed, read_device_facts};
 use oce_pci::PciFunction;
 use oce_pci::doctor::host_checks;
-use oce_pci::sysfs::Roots;
 use serde::Serialize;
 
 use crate::args::GlobalArgs;
@@ -51,7 +50,7 @@ impl Job for ReadFacts {
 
 /// Runs every check.
 pub fn run(global: &GlobalArgs) -> CliResult<DoctorReport> {
-    let roots = Roots::new(&global.sysfs_root, &global.dev_root).with_proc(&global.proc_root);
+    let roots = global.roots();
     let spec = select_device(global);
     let target = match &spec {
         Ok(DeviceSpec::Pci(addr)) if global.device.is_some() => Target::Function(*addr),

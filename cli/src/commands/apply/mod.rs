@@ -68,7 +68,7 @@ struct AdapterError {
 /// Runs `apply`: on `--device` (or `OCETOOL_DEVICE`) only, else on every OCe14000 adapter found.
 pub fn run(global: &GlobalArgs, path: &Path, dry_run: bool) -> CliResult<ApplyJson> {
     let config = config::load(path)?;
-    let roots = Roots::new(&global.sysfs_root, &global.dev_root);
+    let roots = global.roots();
     let targets = match &global.device {
         Some(_) => vec![select_device(global)?],
         None => find_adapters(global)?.into_iter().map(DeviceSpec::Pci).collect(),

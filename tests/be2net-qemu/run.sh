@@ -184,6 +184,7 @@ qemu_say "kernel $KVER; boot 1: probe, link, reload, flash"
 : >"$REQ"
 watch_requests >"$WORK/requests.log" 2>&1 &
 WATCH_PID=$!
+QEMU_HELPER_PIDS=$WATCH_PID
 QEMU_EXTRA="-serial file:$REQ" qemu_boot "$WORK/initramfs.cpio.gz" "$LOG"
 kill "$WATCH_PID" 2>/dev/null || true
 wait "$WATCH_PID" 2>/dev/null || true

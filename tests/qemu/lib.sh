@@ -18,7 +18,8 @@
 #                                        onto the root) + INIT as /init + tests/qemu/guest.sh as
 #                                        /lib/guest.sh
 #   qemu_serve LOG CMD...                starts a vfio-user server (CMD must create $SOCK), waits for
-#                                        the socket; $SERVER_PID
+#                                        the socket; $SERVER_PID (stopped on exit, as is every PID a
+#                                        script adds to $QEMU_HELPER_PIDS)
 #   qemu_boot INITRD LOG [APPEND]        boots q35/TCG with intel-iommu,caching-mode=on, RAM from a
 #                                        memfd (share=on), the device at $SOCK as vfio-user-pci;
 #                                        serial to LOG; sets $QRC. QEMU_VIOMMU=off boots without
@@ -59,6 +60,7 @@ qemu_init() {
   QEMU_T0=$(date +%s)
   if [ -n "${KEEP_WORK:-}" ]; then
     WORK=$KEEP_WORK; mkdir -p "$WORK"
+    trap qemu_cleanup EXIT
   else
     WORK=$(mktemp -d "/tmp/ocetool-$QEMU_NAME.XXXXXX")
     trap 'qemu_cleanup; rm -rf "$WORK"' EXIT
@@ -237,12 +239,16 @@ qemu_ok() {
   host_check "$log" "$check" $r
 }
 
-# Stops the server this library started (by PID), if it still runs.
+# Stops, by PID, the server this library started and the helpers a script started in the
+# background and listed in $QEMU_HELPER_PIDS, those that still run (on every exit, failures too).
 qemu_cleanup() {
-  if [ -n "${SERVER_PID:-}" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-    kill "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-  fi
+  local pid
+  for pid in ${QEMU_HELPER_PIDS:-} ${SERVER_PID:-}; do
+    if kill -0 "$pid" 2>/dev/null; then
+      kill "$pid" 2>/dev/null || true
+      wait "$pid" 2>/dev/null || true
+    fi
+  done
 }
 
 # Counts the checks by ID: each expected ID passes only with exactly one PASS line and no FAIL

@@ -96,14 +96,6 @@ pub enum Event {
         /// Why not.
         reason: MsixBlock,
     },
-    /// A queue doorbell (EQ/CQ, MCC, TX, RQ) named a queue the function does not have. The
-    /// write was ignored.
-    UnknownQueue {
-        /// The kind of queue the doorbell rings.
-        kind: QueueKind,
-        /// The id it named.
-        id: u16,
-    },
     /// An event queue fired while host interrupts were off (SET_INTERRUPT_ENABLE, INT_CTRL
     /// HOSTINTR): no interrupt was raised.
     InterruptSuppressed {
@@ -146,9 +138,6 @@ impl fmt::Display for Event {
             Self::FaultTriggered { fault } => write!(f, "fault fired: {fault}"),
             Self::FlashCommitted { offset, len } => write!(f, "flash committed: {len} bytes at {offset:#x}"),
             Self::MsixBlocked { vector, reason } => write!(f, "MSI-X vector {vector} not sent: {reason:?}"),
-            Self::UnknownQueue { kind, id } => {
-                write!(f, "{kind:?} doorbell for queue {id}, which does not exist: ignored")
-            }
             Self::InterruptSuppressed { eq } => write!(f, "EQ {eq} interrupt not raised: host interrupts are off"),
             Self::LinkChanged { up } => write!(f, "logical link {}", if *up { "up" } else { "down" }),
             Self::StateSaveFailed { message } => write!(f, "state save failed: {message}"),
@@ -184,6 +173,25 @@ pub enum QueueKind {
     Rx,
 }
 
+/// A queue the device was asked to touch that the function does not have: a queue doorbell
+/// (EQ/CQ, MCC, TX, RQ) naming no queue, or a completion due on a CQ destroyed under the queue
+/// that completes to it. The device's doorbell logic drops it before the firmware runs, so it is
+/// recorded apart from the firmware's [`Event`] log (and so from its FAT log):
+/// [`crate::device::Device::queue_misses`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueMiss {
+    /// The kind of queue named.
+    pub kind: QueueKind,
+    /// The id named.
+    pub id: u16,
+}
+
+impl fmt::Display for QueueMiss {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?} queue {} does not exist: ignored", self.kind, self.id)
+    }
+}
+
 /// The two signature WRBs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SignatureKind {
@@ -216,18 +224,25 @@ impl BootOutcome {
     }
 }
 
-/// Most events kept; older ones are dropped first so a looping host cannot exhaust memory.
+/// Most entries a log keeps; older ones are dropped first so a looping host cannot exhaust
+/// memory.
 const EVENT_LOG_CAPACITY: usize = 4096;
 
-/// A bounded log of [`Event`]s.
-#[derive(Debug, Default)]
-pub(crate) struct EventLog {
-    events: VecDeque<Event>,
+/// A bounded log of [`Event`]s (or of [`QueueMiss`]es).
+#[derive(Debug)]
+pub(crate) struct EventLog<T = Event> {
+    events: VecDeque<T>,
     dropped: u64,
 }
 
-impl EventLog {
-    pub(crate) fn push(&mut self, event: Event) {
+impl<T> Default for EventLog<T> {
+    fn default() -> Self {
+        Self { events: VecDeque::new(), dropped: 0 }
+    }
+}
+
+impl<T: Clone> EventLog<T> {
+    pub(crate) fn push(&mut self, event: T) {
         if self.events.len() == EVENT_LOG_CAPACITY {
             self.events.pop_front();
             self.dropped += 1;
@@ -235,11 +250,11 @@ impl EventLog {
         self.events.push_back(event);
     }
 
-    pub(crate) fn snapshot(&self) -> Vec<Event> {
+    pub(crate) fn snapshot(&self) -> Vec<T> {
         self.events.iter().cloned().collect()
     }
 
-    pub(crate) fn take(&mut self) -> Vec<Event> {
+    pub(crate) fn take(&mut self) -> Vec<T> {
         self.events.drain(..).collect()
     }
 
@@ -254,7 +269,7 @@ mod tests {
 
     #[test]
     fn log_is_bounded_and_keeps_the_newest() {
-        let mut log = EventLog::default();
+        let mut log = EventLog::<Event>::default();
         for value in 0..(EVENT_LOG_CAPACITY as u32 + 10) {
             log.push(Event::LoBeforeHi { value });
         }

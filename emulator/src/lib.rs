@@ -91,7 +91,7 @@ mod inproc;
 pub use device::config;
 pub use device::timing::Timing;
 pub use error::EmulatorError;
-pub use events::{BootOutcome, Event, MsixBlock, QueueKind, SignatureKind};
+pub use events::{BootOutcome, Event, MsixBlock, QueueKind, QueueMiss, SignatureKind};
 pub use faults::{CommandEffect, CommandFault, FAULT_NAMES, FaultSpec, Faults, PostFault};
 pub use firmware::flash::FlashDurability;
 pub use firmware::state::MacAddress;

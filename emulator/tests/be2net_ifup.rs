@@ -153,5 +153,6 @@ fn close_and_remove_after_ifup_leave_the_function_empty() {
     let mut again = host.probe(2).unwrap();
     assert!(host.open(&mut again).unwrap());
     let events = host.dev.firmware().events();
-    assert!(!events.iter().any(|e| matches!(e, Event::DmaFault { .. } | Event::UnknownQueue { .. })), "{events:?}");
+    assert!(!events.iter().any(|e| matches!(e, Event::DmaFault { .. })), "{events:?}");
+    assert!(host.dev.queue_misses().is_empty(), "{:?}", host.dev.queue_misses());
 }

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{db, fresh, mailbox, poll_rdy, post_mailbox, rdy, read, violations};
-use oce_emulator::{Event, QueueKind, SignatureKind, Timing};
+use oce_emulator::{Event, SignatureKind, Timing};
 use oce_mailbox::regs::MailboxDoorbell;
 use oce_pci::{DmaBuffer, PciFunction, RegisterIo};
 
@@ -280,7 +280,7 @@ fn zero_delays_still_execute_only_on_a_read() {
 }
 
 #[test]
-fn queue_doorbells_naming_no_queue_are_ignored_and_logged() {
+fn other_doorbells_accept_writes_and_do_nothing() {
     let (_d, emu) = fresh();
     let db = db(&emu);
     for off in [0x60u32, 0x100, 0x120, 0x140] {
@@ -288,14 +288,6 @@ fn queue_doorbells_naming_no_queue_are_ignored_and_logged() {
         assert_eq!(db.read32(off), 0, "write-only doorbell {off:#x} reads 0");
     }
     assert_eq!(rdy(&db), 1);
-    let kinds: Vec<QueueKind> = emu
-        .events()
-        .into_iter()
-        .map(|e| match e {
-            Event::UnknownQueue { kind, .. } => kind,
-            other => panic!("unexpected event {other:?}"),
-        })
-        .collect();
-    assert_eq!(kinds, [QueueKind::Tx, QueueKind::Rx, QueueKind::Eq, QueueKind::Mcc]);
+    assert!(emu.events().is_empty());
     assert_eq!(db.read32(0x1_0000), u32::MAX, "past the end of BAR4");
 }

@@ -36,7 +36,8 @@ fn probed(nic_eqs: u16, roce_eqs: usize) -> (tempfile::TempDir, Host, Nic, Roce)
 
 fn no_faults(host: &Host) {
     let events = host.dev.firmware().events();
-    assert!(!events.iter().any(|e| matches!(e, Event::DmaFault { .. } | Event::UnknownQueue { .. })), "{events:?}");
+    assert!(!events.iter().any(|e| matches!(e, Event::DmaFault { .. })), "{events:?}");
+    assert!(host.dev.queue_misses().is_empty(), "{:?}", host.dev.queue_misses());
 }
 
 #[test]

@@ -190,7 +190,7 @@ kill "$WATCH_PID" 2>/dev/null || true
 wait "$WATCH_PID" 2>/dev/null || true
 wait "$SERVER_PID" || true
 cat "$WORK/requests.log"
-grep -E '^ocetool: emulator event: (.*Failed|.*Illegal|UnknownQueue|DmaFault|InterruptSuppressed)' "$WORK/server.log" | sort | uniq -c | head -20 || true
+grep -E '^ocetool: emulator event: (.*Failed|.*Illegal|QueueMiss|DmaFault|InterruptSuppressed)' "$WORK/server.log" | sort | uniq -c | head -20 || true
 
 value() { sed -n "s/^GUEST-VALUE $1=//p" "$LOG" | tail -1; }
 R=0; [ "$(value fw_version)" = "$RUNNING" ] || R=1

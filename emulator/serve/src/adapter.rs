@@ -77,7 +77,12 @@ impl<D: DmaSpace + Send, I: Interrupt + Send> Backend for Device<D, I> {
         Device::reset(self);
     }
 
-    fn take_events(&mut self) -> Vec<String> {
-        self.firmware_mut().take_events().iter().map(|e| format!("{e:?}")).collect()
+    fn flush_events(&mut self, log: Option<&Log>) {
+        let events = self.firmware_mut().take_events();
+        let misses = self.take_queue_misses();
+        if let Some(log) = log {
+            events.iter().for_each(|e| log.line(&format!("{e:?}")));
+            misses.iter().for_each(|m| log.line(&format!("{m:?}")));
+        }
     }
 }

@@ -3,6 +3,8 @@
 //! the other way round, the emulator's own seams (`oce_emulator::device::{DmaSpace, Interrupt}`),
 //! which [`crate::GuestDma`] and [`crate::IrqLines`] implement.
 
+use crate::log::Log;
+
 /// Sizes of what the transport exposes for a device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Layout {
@@ -33,9 +35,10 @@ pub trait Backend: Send {
     fn write_bar(&mut self, bar: u8, off: u64, data: &[u8]);
     /// Function-level reset (the client's DEVICE_RESET).
     fn reset(&mut self);
-    /// What the device recorded since the last call (commands it executed, faults, resets), one
-    /// line each, for the server's log. None by default.
-    fn take_events(&mut self) -> Vec<String> {
-        Vec::new()
+    /// Takes what the device recorded since the last call (commands it executed, faults,
+    /// resets) and writes it to `log`, one line each; with no log it is dropped unformatted.
+    /// Nothing is recorded by default.
+    fn flush_events(&mut self, log: Option<&Log>) {
+        let _ = log;
     }
 }

@@ -79,12 +79,7 @@ impl<B: Backend> Server<B> {
 
     /// Takes the device's events and logs them (or drops them).
     fn flush_events(&self, device: &mut B) {
-        let events = device.take_events();
-        if let Some(log) = &self.events {
-            for e in events {
-                log.line(&e);
-            }
-        }
+        device.flush_events(self.events.as_ref());
     }
 
     /// Waits for one client on `listener` and serves it until it goes, or until `stop()`.

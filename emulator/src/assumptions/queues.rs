@@ -39,6 +39,13 @@
 //!   INT_CTRL's HOSTINTR bit at config 0xFC): whether HOSTINTR also gates MSI-X is not public.
 //!   A fire while they are off is lost, as on a masked line. Ring overflow (a host that does not
 //!   consume) is not modelled: entries are overwritten.
+//! - **A doorbell naming no queue** (`device::queues`) is dropped: nothing changes and no
+//!   completion or event is written. On real hardware the doorbell logic, not the firmware,
+//!   decodes the queue doorbells, so the firmware's event log (and the FAT log made from it)
+//!   does not see it; the device records it apart, as a [`crate::QueueMiss`]
+//!   ([`crate::device::Device::queue_misses`]), so a test can assert a driver never rings a
+//!   queue it does not have. A completion due on a CQ destroyed under its queue is dropped and
+//!   recorded the same way.
 //! - **TX and RX** (`device::queues`): a TX doorbell's WRBs are consumed one request at a time
 //!   (the header WRB's `num_wrb`, at least 1); a request with the `complete` bit gets one TX
 //!   completion naming its last WRB, status 0, and the frame is dropped. A request whose WRBs

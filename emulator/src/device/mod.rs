@@ -30,7 +30,7 @@ pub use seams::{DmaFault, DmaSpace, Interrupt, NoInterrupt};
 
 use crate::assumptions::PCIE_CAP_OFFSET;
 use crate::error::EmulatorError;
-use crate::events::Event;
+use crate::events::{Event, EventLog, QueueKind, QueueMiss};
 use crate::faults::{FaultSpec, Faults};
 use crate::firmware::{Context, Firmware};
 use crate::function::FunctionType;
@@ -74,6 +74,8 @@ pub struct Device<D, I> {
     /// Whether the event queues wanted INTx asserted when last looked at: the source level
     /// follows them only when that changes, so [`Device::set_intx`] stays usable on its own.
     eq_intx: bool,
+    /// Queues named that the function does not have (kept apart from the firmware's events).
+    queue_misses: EventLog<QueueMiss>,
 }
 
 impl<D: DmaSpace, I: Interrupt> Device<D, I> {
@@ -100,6 +102,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
             scratch: Vec::new(),
             announced_link: firmware_link,
             eq_intx: false,
+            queue_misses: EventLog::default(),
         }
     }
 
@@ -114,6 +117,23 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     /// siblings, so the device announces what a fault changes (the link).
     pub fn firmware_mut(&mut self) -> &mut Firmware {
         &mut self.firmware
+    }
+
+    /// The queues the host (or a completion due) named that the function does not have, oldest
+    /// first: the doorbell logic drops such a write before the firmware runs, so these are not
+    /// in the firmware's event log.
+    pub fn queue_misses(&self) -> Vec<QueueMiss> {
+        self.queue_misses.snapshot()
+    }
+
+    /// Returns and clears [`Device::queue_misses`].
+    pub fn take_queue_misses(&mut self) -> Vec<QueueMiss> {
+        self.queue_misses.take()
+    }
+
+    /// Records that queue `id` of `kind` was named and does not exist.
+    fn queue_miss(&mut self, kind: QueueKind, id: u16) {
+        self.queue_misses.push(QueueMiss { kind, id });
     }
 
     /// Sets one fault (replacing one of its kind), saves it, and applies it: a `link-down`

@@ -19,7 +19,7 @@ use crate::assumptions;
 use crate::device::timing::Timing;
 use crate::device::{Device, NoInterrupt, Shape, config};
 use crate::error::EmulatorError;
-use crate::events::Event;
+use crate::events::{Event, QueueMiss};
 use crate::faults::{FaultSpec, Faults};
 use crate::firmware::flash::FlashDurability;
 use crate::firmware::{CreateOptions, Firmware};
@@ -134,6 +134,12 @@ impl Emulator {
     /// Returns and clears the event log.
     pub fn take_events(&self) -> Vec<Event> {
         self.device().firmware_mut().take_events()
+    }
+
+    /// The queues the host named that the function does not have (oldest first); see
+    /// [`Device::queue_misses`].
+    pub fn queue_misses(&self) -> Vec<QueueMiss> {
+        self.device().queue_misses()
     }
 
     /// The busy periods, in register reads.

@@ -13,7 +13,7 @@ use oce_mailbox::wire::{Reader, Wire, Writer};
 use oce_mailbox::wrb::COMPLETION_LEN;
 
 use crate::device::{Device, DmaSpace, Interrupt};
-use crate::events::{Event, QueueKind};
+use crate::events::QueueKind;
 
 impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     /// The TX doorbell: `count` more WRBs are posted on TX ring `id`; send (drop) every request
@@ -21,7 +21,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     pub(super) fn tx_doorbell(&mut self, db: TxDoorbell) {
         let id = db.id();
         let Some(txq) = self.firmware.resources.txqs.get_mut(&id) else {
-            self.firmware.log(Event::UnknownQueue { kind: QueueKind::Tx, id });
+            self.queue_miss(QueueKind::Tx, id);
             return;
         };
         txq.posted = txq.posted.saturating_add(db.count().into()).min(txq.ring.entries);
@@ -80,7 +80,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         let id = db.id();
         match self.firmware.resources.rxqs.get_mut(&id) {
             Some(rxq) => rxq.buffers = rxq.buffers.saturating_add(db.count().into()),
-            None => self.firmware.log(Event::UnknownQueue { kind: QueueKind::Rx, id }),
+            None => self.queue_miss(QueueKind::Rx, id),
         }
     }
 }

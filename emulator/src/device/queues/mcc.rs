@@ -20,7 +20,7 @@ use oce_mailbox::wire::{Reader, Wire, Writer};
 use oce_mailbox::wrb::{COMPLETION_LEN, Completion, WRB_LEN};
 
 use crate::device::{Device, DmaSpace, Interrupt};
-use crate::events::{Event, QueueKind};
+use crate::events::QueueKind;
 use crate::firmware::resources::HeldCompletion;
 
 impl<D: DmaSpace, I: Interrupt> Device<D, I> {
@@ -28,7 +28,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     pub(super) fn mcc_doorbell(&mut self, db: MccDoorbell) {
         let id = db.id();
         let Some(mcc) = self.firmware.resources.mccs.get_mut(&id) else {
-            self.firmware.log(Event::UnknownQueue { kind: QueueKind::Mcc, id });
+            self.queue_miss(QueueKind::Mcc, id);
             return;
         };
         mcc.posted = mcc.posted.saturating_add(db.count().into()).min(mcc.ring.entries);

@@ -10,7 +10,8 @@
 //!
 //! The rings themselves, and every index, live in the firmware's
 //! [`Resources`](crate::firmware::resources::Resources), which the commands create and a reset
-//! clears; the engine keeps no state of its own but the link state last announced.
+//! clears; the engine keeps no state of its own but the link state last announced and the
+//! queue misses ([`Device::queue_misses`]).
 
 mod ethernet;
 mod mcc;
@@ -49,7 +50,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     fn eq_doorbell(&mut self, db: EqDoorbell) {
         let id = db.id();
         let Some(eq) = self.firmware.resources.eqs.get_mut(&id) else {
-            self.firmware.log(Event::UnknownQueue { kind: QueueKind::Eq, id });
+            self.queue_miss(QueueKind::Eq, id);
             return;
         };
         eq.outstanding = eq.outstanding.saturating_sub(db.popped().into());
@@ -68,7 +69,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         let id = db.id();
         match self.firmware.resources.cqs.get_mut(&id) {
             Some(cq) => cq.armed = db.rearm(),
-            None => self.firmware.log(Event::UnknownQueue { kind: QueueKind::Cq, id }),
+            None => self.queue_miss(QueueKind::Cq, id),
         }
     }
 
@@ -77,7 +78,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     /// nothing.
     pub(super) fn post_completion(&mut self, cq_id: u16, entry: &[u8; COMPLETION_LEN]) {
         let Some(cq) = self.firmware.resources.cqs.get_mut(&cq_id) else {
-            self.firmware.log(Event::UnknownQueue { kind: QueueKind::Cq, id: cq_id });
+            self.queue_miss(QueueKind::Cq, cq_id);
             return;
         };
         let at = cq.ring.entry(cq.producer);

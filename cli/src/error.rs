@@ -84,19 +84,9 @@ impl CliError {
     /// and the symptom underneath (a CRC query that failed *because* the completion lacked VALID
     /// says both). A cause whose text an outer message already contains is not repeated.
     pub fn from_error(kind: ErrorKind, context: &str, err: &(dyn std::error::Error + 'static)) -> Self {
-        let mut causes = Vec::new();
-        let mut source = err.source();
-        while let Some(e) = source {
-            causes.push(e.to_string());
-            source = e.source();
-        }
-        let mut message = if context.is_empty() { err.to_string() } else { format!("{context}: {err}") };
-        for cause in &causes {
-            if !message.contains(cause.as_str()) {
-                message.push_str(": ");
-                message.push_str(cause);
-            }
-        }
+        let causes = oce_pci::error_causes(err);
+        let head = if context.is_empty() { err.to_string() } else { format!("{context}: {err}") };
+        let message = oce_pci::join_causes(head, &causes);
         Self { kind, message, causes }
     }
 

@@ -214,7 +214,7 @@ pub fn inspect_image(image: &UfiImage<'_>) -> InspectReport {
 /// What can be said about a file the parser rejects.
 fn inspect_broken(bytes: &[u8], err: &ImageError) -> InspectReport {
     let mut report = InspectReport::empty(bytes.len());
-    let mut problems = vec![Problem::Unflashable { message: error_chain(err) }];
+    let mut problems = vec![Problem::Unflashable { message: oce_pci::error_line(err) }];
     if let Ok(header) = FileHeader::parse(bytes) {
         report = header_report(bytes, &header);
         let base = usize::try_from(header.payload_base()).unwrap_or(usize::MAX);
@@ -234,17 +234,6 @@ fn inspect_broken(bytes: &[u8], err: &ImageError) -> InspectReport {
     }
     report.problems = problems.iter().map(ProblemReport::from).collect();
     report
-}
-
-/// `err` and its sources, joined with ": ".
-fn error_chain(err: &ImageError) -> String {
-    let mut message = err.to_string();
-    let mut source = std::error::Error::source(err);
-    while let Some(cause) = source {
-        message = format!("{message}: {cause}");
-        source = cause.source();
-    }
-    message
 }
 
 impl InspectReport {

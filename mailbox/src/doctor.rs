@@ -71,7 +71,7 @@ pub struct DeviceFacts {
 pub fn read_device_facts<F: PciFunction>(mbox: &mut BootstrapMailbox<F>) -> Result<DeviceFacts, MailboxError> {
     let info = read_info(mbox)?;
     let roce_enabled = info.roce_enabled();
-    let dcb = read_dcb(mbox).map_err(|e| error_chain(&e));
+    let dcb = read_dcb(mbox).map_err(|e| oce_pci::error_line(&e));
     Ok(DeviceFacts {
         firmware: info.firmware,
         profiles: info.profiles,
@@ -79,18 +79,6 @@ pub fn read_device_facts<F: PciFunction>(mbox: &mut BootstrapMailbox<F>) -> Resu
         roce_enabled,
         dcb,
     })
-}
-
-/// An error and its causes on one line.
-fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
 }
 
 /// The whole report, in [`ORDER`]: the host checks, and the adapter checks from `device` (or

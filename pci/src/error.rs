@@ -392,3 +392,46 @@ impl PciError {
         matches!(self, Self::NoSuchFunction { .. })
     }
 }
+
+/// The texts of `err`'s `source()` chain, outermost first (`err`'s own text not included).
+pub fn error_causes(err: &(dyn std::error::Error + 'static)) -> Vec<String> {
+    std::iter::successors(err.source(), |e| e.source()).map(ToString::to_string).collect()
+}
+
+/// `err` and its causes on one line, joined with ": ", the form every report and error message
+/// of the tool takes. A cause whose text an outer one already contains is not repeated (an
+/// error that prints its source would otherwise say it twice).
+pub fn error_line(err: &(dyn std::error::Error + 'static)) -> String {
+    join_causes(err.to_string(), &error_causes(err))
+}
+
+/// `message` followed by each of `causes` it does not already contain, joined with ": ".
+pub fn join_causes(mut message: String, causes: &[String]) -> String {
+    for cause in causes {
+        if !message.contains(cause.as_str()) {
+            message.push_str(": ");
+            message.push_str(cause);
+        }
+    }
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("outer")]
+    struct Outer(#[source] Middle);
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("middle: {0}")]
+    struct Middle(#[source] std::io::Error);
+
+    #[test]
+    fn the_chain_is_one_line_without_repeats() {
+        let err = Outer(Middle(std::io::Error::other("disk on fire")));
+        assert_eq!(error_causes(&err), ["middle: disk on fire", "disk on fire"]);
+        assert_eq!(error_line(&err), "outer: middle: disk on fire");
+    }
+}

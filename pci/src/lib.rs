@@ -58,7 +58,7 @@ mod volatile_copy;
 pub use address::PciAddress;
 pub use backend::Backend;
 pub use discover::{Adapter, Blocker, FunctionInfo, Inventory, OtherFunction, Scope, discover};
-pub use error::PciError;
+pub use error::{PciError, error_causes, error_line, join_causes};
 pub use handoff::{HandOff, HandOffOptions, KernelSysfs, SysfsWrite};
 pub use ids::{Chip, FunctionKind};
 pub use sysfs::{Lockdown, Roots};

@@ -99,13 +99,7 @@ pub struct HostReport {
     pub rdma: Result<Vec<RdmaDevice>, String>,
 }
 
-impl HostReport {
-    /// The NIC physical functions in scope.
-    pub fn nic_functions(&self) -> Vec<PciAddress> {
-        nic_pfs(&self.adapters)
-    }
-}
-
+/// The NIC physical functions of `adapters`.
 fn nic_pfs(adapters: &[Adapter]) -> Vec<PciAddress> {
     adapters
         .iter()

@@ -39,7 +39,7 @@ fn a_healthy_host_passes_every_host_check_in_order() {
     for c in &report.checks {
         assert_status(c, Status::Pass);
     }
-    assert_eq!(report.nic_functions(), [addr("0000:03:00.0")]);
+    assert_eq!(nic_pfs(&report.adapters), [addr("0000:03:00.0")]);
     assert!(report.checks[0].detail.contains("intel_iommu=on iommu=pt"), "{}", report.checks[0].detail);
 }
 

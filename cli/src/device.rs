@@ -89,13 +89,9 @@ pub fn select_device(global: &GlobalArgs) -> CliResult<DeviceSpec> {
     }
 }
 
-/// Every OCe14000 (Skyhawk) adapter in sysfs, each by its first NIC physical function: the
-/// adapters `apply` works on without `--device`.
-pub fn find_adapters(global: &GlobalArgs) -> CliResult<Vec<PciAddress>> {
-    skyhawk_adapters(global).map(|(_, found)| found)
-}
-
-fn skyhawk_adapters(global: &GlobalArgs) -> CliResult<(Inventory, Vec<PciAddress>)> {
+/// Every OCe14000 (Skyhawk) adapter in sysfs, each by its first NIC physical function (the
+/// adapters `apply` works on without `--device`), and the inventory they were found in.
+pub fn skyhawk_adapters(global: &GlobalArgs) -> CliResult<(Inventory, Vec<PciAddress>)> {
     let roots = global.roots();
     let inventory = discover(&roots, Scope::OneConnect)
         .map_err(|e| pci_error("no --device given, and sysfs cannot be searched for an adapter", &e))?;

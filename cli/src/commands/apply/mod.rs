@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use oce_firmware::flash::Policy;
 use oce_mailbox::adapter::read_info;
-use oce_pci::discover::{self, Scope, discover};
+use oce_pci::discover::{self, Inventory, Scope, discover};
 use oce_pci::{PciAddress, PciFunction, Roots, sysfs};
 use serde::Serialize;
 
@@ -20,7 +20,7 @@ use super::fw::update::FwUpdate;
 use super::reset::Reset;
 use super::set_profile::SetProfile;
 use crate::args::GlobalArgs;
-use crate::device::{DeviceSpec, find_adapters, select_device};
+use crate::device::{DeviceSpec, select_device, skyhawk_adapters};
 use crate::error::{CliError, CliResult, mailbox_error, pci_error};
 use crate::output::{Report, printable};
 use crate::report::{FirmwareJson, ProfilePair};
@@ -69,14 +69,22 @@ struct AdapterError {
 pub fn run(global: &GlobalArgs, path: &Path, dry_run: bool) -> CliResult<ApplyJson> {
     let config = config::load(path)?;
     let roots = global.roots();
-    let targets = match &global.device {
-        Some(_) => vec![select_device(global)?],
-        None => find_adapters(global)?.into_iter().map(DeviceSpec::Pci).collect(),
+    // sysfs is read once: each adapter's hand-off gives back every binding it changed, so what
+    // the other functions of a card are bound to is the same for every adapter in turn.
+    let (targets, inventory) = match &global.device {
+        Some(_) => match select_device(global)? {
+            spec @ DeviceSpec::Pci(_) => (vec![spec], Some(discover_one_connect(&roots)?)),
+            spec => (vec![spec], None),
+        },
+        None => {
+            let (inventory, found) = skyhawk_adapters(global)?;
+            (found.into_iter().map(DeviceSpec::Pci).collect(), Some(inventory))
+        }
     };
     let mut adapters = Vec::new();
     for spec in targets {
         tracing::info!(device = %spec.describe(), "applying the configuration");
-        adapters.push(apply_one(global, &roots, &config.adapter, &spec, dry_run));
+        adapters.push(apply_one(global, &roots, inventory.as_ref(), &config.adapter, &spec, dry_run));
     }
     Ok(ApplyJson {
         config: path.to_path_buf(),
@@ -96,11 +104,9 @@ fn slot_of(roots: &Roots, spec: &DeviceSpec) -> CliResult<Option<PciAddress>> {
 
 /// Functions of the card other than `spec` that a kernel driver other than vfio-pci holds: a chip
 /// reset would pull the rug from under them, so `activate = "reset"` waits for a reboot instead.
-fn drivers_on_the_card(roots: &Roots, spec: &DeviceSpec) -> CliResult<Vec<String>> {
-    let DeviceSpec::Pci(addr) = spec else { return Ok(Vec::new()) };
+fn drivers_on_the_card(roots: &Roots, inventory: Option<&Inventory>, spec: &DeviceSpec) -> CliResult<Vec<String>> {
+    let (DeviceSpec::Pci(addr), Some(inventory)) = (spec, inventory) else { return Ok(Vec::new()) };
     let card = discover::adapter_slot(roots, *addr).map_err(|e| pci_error(&format!("cannot read {addr}"), &e))?;
-    let inventory =
-        discover(roots, Scope::OneConnect).map_err(|e| pci_error("cannot read the PCI devices from sysfs", &e))?;
     Ok(inventory
         .adapters
         .iter()
@@ -109,6 +115,11 @@ fn drivers_on_the_card(roots: &Roots, spec: &DeviceSpec) -> CliResult<Vec<String
         .filter(|f| f.address != *addr)
         .filter_map(|f| f.driver.as_deref().filter(|d| *d != sysfs::VFIO_PCI).map(|d| format!("{} ({d})", f.address)))
         .collect())
+}
+
+/// The OneConnect functions in sysfs.
+fn discover_one_connect(roots: &Roots) -> CliResult<Inventory> {
+    discover(roots, Scope::OneConnect).map_err(|e| pci_error("cannot read the PCI devices from sysfs", &e))
 }
 
 const NO_RULE: &str = "no rule matches this adapter: left as it is";
@@ -135,7 +146,14 @@ impl AdapterJson {
     }
 }
 
-fn apply_one(global: &GlobalArgs, roots: &Roots, rules: &[Rule], spec: &DeviceSpec, dry_run: bool) -> AdapterJson {
+fn apply_one(
+    global: &GlobalArgs,
+    roots: &Roots,
+    inventory: Option<&Inventory>,
+    rules: &[Rule],
+    spec: &DeviceSpec,
+    dry_run: bool,
+) -> AdapterJson {
     let work = || -> CliResult<Option<AdapterJson>> {
         let slot = slot_of(roots, spec)?;
         // The rules that may match before the serial is known: a slot rule for another card
@@ -157,7 +175,7 @@ fn apply_one(global: &GlobalArgs, roots: &Roots, rules: &[Rule], spec: &DeviceSp
         } else {
             Unbind::No
         };
-        let busy = drivers_on_the_card(roots, spec)?;
+        let busy = drivers_on_the_card(roots, inventory, spec)?;
         run_job_on(global, spec, unbind, ApplyAdapter { candidates, slot, busy, dry_run }).map(|h| Some(h.output))
     };
     match work() {

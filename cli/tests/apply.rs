@@ -7,6 +7,7 @@ mod common;
 use std::path::Path;
 
 use common::{Run, fresh, ocetool};
+use oce_emulator::assumptions::FACTORY_FIRMWARE_VERSION as FACTORY;
 use oce_firmware::build::ImageBuilder;
 use serde_json::Value;
 
@@ -161,4 +162,42 @@ fn without_a_device_every_adapter_in_sysfs_is_worked_on() {
     let run: Run = common::with_fake_sysfs(d.path()).args(["apply", "--config", &config]).output().unwrap().into();
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("No OCe14000 adapter found"), "{}", run.stdout);
+}
+
+#[test]
+fn a_step_failing_after_the_flash_keeps_the_flash_in_the_report() {
+    let (d, dev) = fresh();
+    let image = d.path().join("new.ufi");
+    std::fs::write(&image, ImageBuilder::new("11.2.0.0").build().unwrap()).unwrap();
+    let config = write_config(
+        d.path(),
+        &format!(
+            "[[adapter]]\nmatch = {{ all = true }}\nfirmware = \"{}\"\nprofile = \"roce\"\nactivate = \"reset\"\n",
+            image.display()
+        ),
+    );
+    // SET_ACTIVE_PROFILE (COMMON 168, spec/protocol.md §5.9) fails with MCC_STATUS_FAILED: the
+    // step after the flash.
+    assert_eq!(ocetool(&["--device", &dev, "emulator", "fault", "set", "status=1:168:1"]).code, 0);
+
+    let run = apply(&dev, &config, &[]);
+    assert_eq!(run.code, 1, "the profile step's error: {}", run.stdout);
+    let doc = run.json();
+    let a = &doc["adapters"][0];
+    let actions: Vec<&str> = a["actions"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert_eq!(actions, [format!("flashed firmware 11.2.0.0 (was {FACTORY})")], "{doc}");
+    assert_eq!((&doc["changed"], &a["changed"]), (&Value::Bool(true), &Value::Bool(true)), "{doc}");
+    assert!(a["error"]["message"].as_str().unwrap().contains("SET_ACTIVE_PROFILE"), "{doc}");
+    assert_eq!(a["error"]["kind"], "failed");
+    // Read back after the failure: the new firmware is stored, not yet running, and no reset ran.
+    assert_eq!(
+        (&a["firmware"]["stored"], &a["firmware"]["running"]),
+        (&Value::from("11.2.0.0"), &Value::from(FACTORY))
+    );
+    assert_eq!(a["reset_required"], true, "{doc}");
+    assert_eq!(a["profile"]["next"]["name"], "NIC");
+
+    let text = ocetool(&["--device", &dev, "apply", "--config", &config]);
+    assert_eq!(text.code, 1);
+    assert!(text.stdout.contains("error: cannot set the next-boot profile"), "{}", text.stdout);
 }

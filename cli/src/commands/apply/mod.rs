@@ -10,7 +10,7 @@ pub mod config;
 use std::path::{Path, PathBuf};
 
 use oce_firmware::flash::Policy;
-use oce_mailbox::adapter::read_info;
+use oce_mailbox::adapter::{AdapterInfo, read_info};
 use oce_pci::discover::{self, Inventory, Scope, discover};
 use oce_pci::{PciAddress, PciFunction, Roots, sysfs};
 use serde::Serialize;
@@ -124,19 +124,40 @@ fn discover_one_connect(roots: &Roots) -> CliResult<Inventory> {
 
 const NO_RULE: &str = "no rule matches this adapter: left as it is";
 
-impl AdapterJson {
-    /// An adapter nothing was done to (yet): no rule, or an error before the work.
-    fn untouched(device: String, action: Option<&str>, error: Option<CliError>) -> Self {
-        Self {
+/// What `apply` has done on one adapter so far. The job fills it in step by step, so that when a
+/// later step fails (a profile refused after a flash) the report still lists what was done.
+#[derive(Debug, Default)]
+struct Progress {
+    serial: Option<String>,
+    rule: Option<usize>,
+    actions: Vec<String>,
+    changed: bool,
+    /// What the steps taken leave pending (with `--dry-run`: would leave).
+    pending: bool,
+    /// The adapter as read after the work (with `--dry-run`: before it); `None` when it could
+    /// not be read.
+    after: Option<AdapterInfo>,
+}
+
+impl Progress {
+    /// The report of one adapter: what was done, the state read back, and the error that stopped
+    /// the work, if one did.
+    fn into_json(self, device: String, dry_run: bool, error: Option<CliError>) -> AdapterJson {
+        let after = self.after.as_ref();
+        AdapterJson {
             device,
-            serial: None,
-            rule: None,
-            actions: action.map(str::to_owned).into_iter().collect(),
-            changed: false,
-            reset_required: false,
-            roce_enabled: None,
-            profile: None,
-            firmware: None,
+            serial: self.serial,
+            rule: self.rule,
+            actions: self.actions,
+            changed: self.changed,
+            // Without a read-back (the adapter stopped answering), what the steps taken know.
+            reset_required: match after {
+                Some(info) if !dry_run => info.reset_required(),
+                _ => self.pending,
+            },
+            roce_enabled: after.map(AdapterInfo::roce_enabled),
+            profile: after.and_then(|i| i.profiles.as_ref()).map(ProfilePair::of),
+            firmware: after.map(FirmwareJson::of),
             error: error.map(|e| AdapterError {
                 kind: e.kind.name(),
                 message: e.message,
@@ -154,141 +175,157 @@ fn apply_one(
     spec: &DeviceSpec,
     dry_run: bool,
 ) -> AdapterJson {
-    let work = || -> CliResult<Option<AdapterJson>> {
-        let slot = slot_of(roots, spec)?;
-        // The rules that may match before the serial is known: a slot rule for another card
-        // cannot.
-        let candidates: Vec<(usize, Rule)> = rules
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| !matches!(r.selector, Selector::Slot { .. }) || r.selector.matches(slot, ""))
-            .map(|(i, r)| (i, r.clone()))
-            .collect();
-        if candidates.is_empty() {
-            return Ok(None);
-        }
-        // A function a driver holds is taken from it only when every rule that may apply says so.
-        let unbind = if candidates.iter().all(|(_, r)| r.unbind) {
-            Unbind::Confirmed
-        } else if global.unbind {
-            Unbind::Ask
-        } else {
-            Unbind::No
-        };
-        let busy = drivers_on_the_card(roots, inventory, spec)?;
-        run_job_on(global, spec, unbind, ApplyAdapter { candidates, slot, busy, dry_run }).map(|h| Some(h.output))
-    };
-    match work() {
-        Ok(Some(done)) => done,
-        Ok(None) => AdapterJson::untouched(spec.describe(), Some(NO_RULE), None),
-        Err(e) => AdapterJson::untouched(spec.describe(), None, Some(e)),
+    let mut progress = Progress::default();
+    let result = work_on(global, roots, inventory, rules, spec, dry_run, &mut progress);
+    progress.into_json(spec.describe(), dry_run, result.err())
+}
+
+/// Opens `spec` and brings it to the state of the first rule that matches it, recording each step
+/// in `progress`.
+fn work_on(
+    global: &GlobalArgs,
+    roots: &Roots,
+    inventory: Option<&Inventory>,
+    rules: &[Rule],
+    spec: &DeviceSpec,
+    dry_run: bool,
+    progress: &mut Progress,
+) -> CliResult<()> {
+    let slot = slot_of(roots, spec)?;
+    // The rules that may match before the serial is known: a slot rule for another card cannot.
+    let candidates: Vec<(usize, Rule)> = rules
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| !matches!(r.selector, Selector::Slot { .. }) || r.selector.matches(slot, ""))
+        .map(|(i, r)| (i, r.clone()))
+        .collect();
+    if candidates.is_empty() {
+        progress.actions.push(NO_RULE.to_owned());
+        return Ok(());
+    }
+    let unbind = unbind_for(&candidates, global.unbind);
+    let busy = drivers_on_the_card(roots, inventory, spec)?;
+    run_job_on(global, spec, unbind, ApplyAdapter { candidates, slot, busy, dry_run, progress }).map(|_| ())
+}
+
+/// A function a driver holds is taken from it only when every rule that may apply says
+/// `unbind = true`; else `--unbind` asks, and without it a bound function is refused.
+fn unbind_for(candidates: &[(usize, Rule)], flag: bool) -> Unbind {
+    if candidates.iter().all(|(_, r)| r.unbind) {
+        Unbind::Confirmed
+    } else if flag {
+        Unbind::Ask
+    } else {
+        Unbind::No
     }
 }
 
 /// The work on one open adapter.
 #[derive(Debug)]
-struct ApplyAdapter {
+struct ApplyAdapter<'a> {
     candidates: Vec<(usize, Rule)>,
     slot: Option<PciAddress>,
     busy: Vec<String>,
     dry_run: bool,
+    progress: &'a mut Progress,
 }
 
-impl Job for ApplyAdapter {
-    type Output = AdapterJson;
+impl Job for ApplyAdapter<'_> {
+    type Output = ();
 
-    fn run<F: PciFunction>(self, session: &mut Session<F>) -> CliResult<AdapterJson> {
-        let dry = self.dry_run;
+    fn run<F: PciFunction>(mut self, session: &mut Session<F>) -> CliResult<()> {
         let info = read_info(&mut session.mbox).map_err(|e| mailbox_error("cannot query the adapter", &e))?;
+        let done = self.steps(session, &info);
+        if self.dry_run {
+            self.progress.after = Some(info);
+            return done;
+        }
+        // Read back what runs and is stored now, after a failed step too: a flash that went
+        // through before the failure is part of the report.
+        match read_info(&mut session.mbox) {
+            Ok(after) => self.progress.after = Some(after),
+            Err(e) if done.is_ok() => return Err(mailbox_error("cannot query the adapter", &e)),
+            Err(e) => tracing::warn!(error = %e, "cannot read the adapter back after the failed step"),
+        }
+        done
+    }
+}
+
+impl ApplyAdapter<'_> {
+    /// The steps of the matching rule, in order: firmware, profile, activation.
+    fn steps<F: PciFunction>(&mut self, session: &mut Session<F>, info: &AdapterInfo) -> CliResult<()> {
+        let dry = self.dry_run;
         let serial = info.identity.serial.clone();
         let found = self.candidates.iter().find(|(_, r)| r.selector.matches(self.slot, &serial));
-        let mut actions = Vec::new();
-        let mut changed = false;
-        // For a dry run: what a real run would leave pending.
-        let mut pending = info.reset_required();
-        match found {
-            None => actions.push(NO_RULE.to_owned()),
-            Some((_, rule)) => {
-                if let Some(file) = &rule.firmware {
-                    let policy = Policy { allow_downgrade: rule.allow_downgrade, force: false };
-                    let update = FwUpdate::new(file, policy, dry, true, true)?;
-                    update.refuse_unparsable_early()?;
-                    let version = update.image_version().unwrap_or_default();
-                    if version == info.firmware.stored {
-                        actions.push(format!("firmware {version} is already stored"));
-                    } else {
-                        let out = update.run(session)?;
-                        changed |= out.changed;
-                        pending |= out.changed;
-                        actions.push(match (out.changed, dry) {
-                            (true, true) => {
-                                format!("would flash firmware {version} (stored: {})", info.firmware.stored)
-                            }
-                            (true, false) => format!("flashed firmware {version} (was {})", info.firmware.stored),
-                            (false, _) => format!("the flash already holds every section of {version}"),
-                        });
-                    }
-                }
-                if let Some(profile) = rule.profile {
-                    let out = SetProfile { target: profile.0, dry_run: dry, yes: true }.run(session)?;
-                    changed |= out.changed;
-                    pending |= out.changed && out.target.id != out.profile.active.id;
-                    let name = out.target.label();
-                    actions.push(match (out.changed, dry) {
-                        (true, true) => format!("would make {name} the next-boot profile"),
-                        (true, false) => format!("made {name} the next-boot profile"),
-                        (false, _) if out.profile.active.id == out.target.id => format!("profile {name} already runs"),
-                        (false, _) => format!("profile {name} is already the next-boot profile"),
-                    });
-                }
-                if rule.activate == Activate::Reset && pending {
-                    if !self.busy.is_empty() {
-                        actions.push(format!(
-                            "reset postponed: {} still bound; the stored state runs after a reboot",
-                            self.busy.join(", ")
-                        ));
-                    } else {
-                        let out = Reset { dry_run: dry, yes: true }.run(session)?;
-                        changed |= out.changed;
-                        // After the reset only what it could not activate is pending.
-                        pending = if dry { false } else { out.reset_required };
-                        actions.push(if dry {
-                            "would reset the chip so that the stored state runs".to_owned()
-                        } else {
-                            format!(
-                                "reset the chip: {} and firmware {} now run",
-                                out.profile.active.label(),
-                                out.firmware.running
-                            )
-                        });
-                    }
-                } else if pending {
-                    actions
-                        .push("the stored state runs after the next reset or reboot (activate = \"next-boot\")".into());
-                }
-                if actions.is_empty() {
-                    actions.push("the rule asks for nothing".into());
-                }
+        let p = &mut *self.progress;
+        p.serial = Some(serial.clone());
+        p.rule = found.map(|(i, _)| *i);
+        p.pending = info.reset_required();
+        let Some((_, rule)) = found else {
+            p.actions.push(NO_RULE.to_owned());
+            return Ok(());
+        };
+        if let Some(file) = &rule.firmware {
+            let policy = Policy { allow_downgrade: rule.allow_downgrade, force: false };
+            let update = FwUpdate::new(file, policy, dry, true, true)?;
+            update.refuse_unparsable_early()?;
+            let version = update.image_version().unwrap_or_default();
+            if version == info.firmware.stored {
+                p.actions.push(format!("firmware {version} is already stored"));
+            } else {
+                let out = update.run(session)?;
+                p.changed |= out.changed;
+                p.pending |= out.changed;
+                p.actions.push(match (out.changed, dry) {
+                    (true, true) => format!("would flash firmware {version} (stored: {})", info.firmware.stored),
+                    (true, false) => format!("flashed firmware {version} (was {})", info.firmware.stored),
+                    (false, _) => format!("the flash already holds every section of {version}"),
+                });
             }
         }
-        let after = if dry {
-            info
-        } else {
-            read_info(&mut session.mbox).map_err(|e| mailbox_error("cannot query the adapter", &e))?
-        };
-        Ok(AdapterJson {
-            device: session.device.describe(),
-            serial: Some(serial),
-            rule: found.map(|(i, _)| *i),
-            actions,
-            changed,
-            reset_required: if dry { pending } else { after.reset_required() },
-            roce_enabled: Some(after.roce_enabled()),
-            profile: after.profiles.as_ref().map(ProfilePair::of),
-            firmware: Some(FirmwareJson::of(&after)),
-            error: None,
-        })
+        if let Some(profile) = rule.profile {
+            let out = SetProfile { target: profile.0, dry_run: dry, yes: true }.run(session)?;
+            p.changed |= out.changed;
+            p.pending |= out.changed && out.target.id != out.profile.active.id;
+            let name = out.target.label();
+            p.actions.push(match (out.changed, dry) {
+                (true, true) => format!("would make {name} the next-boot profile"),
+                (true, false) => format!("made {name} the next-boot profile"),
+                (false, _) if out.profile.active.id == out.target.id => format!("profile {name} already runs"),
+                (false, _) => format!("profile {name} is already the next-boot profile"),
+            });
+        }
+        if rule.activate == Activate::Reset && p.pending {
+            if !self.busy.is_empty() {
+                p.actions.push(postponed(&self.busy));
+            } else {
+                let out = Reset { dry_run: dry, yes: true }.run(session)?;
+                p.changed |= out.changed;
+                // After the reset only what it could not activate is pending.
+                p.pending = if dry { false } else { out.reset_required };
+                p.actions.push(if dry {
+                    "would reset the chip so that the stored state runs".to_owned()
+                } else {
+                    format!(
+                        "reset the chip: {} and firmware {} now run",
+                        out.profile.active.label(),
+                        out.firmware.running
+                    )
+                });
+            }
+        } else if p.pending {
+            p.actions.push("the stored state runs after the next reset or reboot (activate = \"next-boot\")".into());
+        }
+        if p.actions.is_empty() {
+            p.actions.push("the rule asks for nothing".into());
+        }
+        Ok(())
     }
+}
+
+/// The action of an `activate = "reset"` that waits: `busy` still hold functions of the card.
+fn postponed(busy: &[String]) -> String {
+    format!("reset postponed: {} still bound; the stored state runs after a reboot", busy.join(", "))
 }
 
 impl Report for ApplyJson {
@@ -313,6 +350,7 @@ impl Report for ApplyJson {
         }
         out.push_str(match (self.dry_run, self.changed) {
             (false, false) if failed > 0 => "",
+            (false, true) if failed > 0 => "Partly applied: the steps listed were done before the error.\n",
             (true, true) => "Dry run: nothing was changed.\n",
             (true, false) | (false, false) => "Nothing to change: every adapter is as configured.\n",
             (false, true) => "Applied.\n",

@@ -1,7 +1,8 @@
 //! The CLI on a fake sysfs tree of a two-port OCe14102 (both NIC functions in one IOMMU group,
 //! both on be2net): what `--unbind` would take down, the refusals that come before any sysfs
 //! write, the backend each function would use, and `query` answered from the kernel while be2net
-//! holds the function. (Moving functions for real needs a kernel: the fake-kernel tests of
+//! holds the function; `apply`'s `unbind = true` as the permission to take a bound function.
+//! (Moving functions for real needs a kernel: the fake-kernel tests of
 //! `oce_pci::handoff` and the guest tests cover that.)
 
 mod common;
@@ -211,4 +212,55 @@ fn help_documents_the_backend_flag() {
     assert!(run.stdout.contains("VFIO when the function has an IOMMU group, sysfs otherwise"), "{}", run.stdout);
     let list = ocetool(&["list", "--help"]);
     assert!(list.stdout.contains("--backend"), "{}", list.stdout);
+}
+
+/// `apply --device PORT0` with one `[[adapter]]` rule for every adapter, `extra` lines added to it.
+fn apply_on_tree(tree: &FakeTree, extra: &str, flags: &[&str]) -> Run {
+    let config = tree.roots().sysfs.parent().unwrap().join("ocetool.toml");
+    std::fs::write(&config, format!("[[adapter]]\nmatch = {{ all = true }}\nprofile = \"roce\"\n{extra}")).unwrap();
+    let mut args = vec!["--device", PORT0, "--json"];
+    args.extend_from_slice(flags);
+    args.extend_from_slice(&["apply", "--config", config.to_str().unwrap()]);
+    on_tree(tree, &args)
+}
+
+fn adapter_error(run: &Run) -> String {
+    run.json()["adapters"][0]["error"]["message"].as_str().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn apply_without_unbind_in_the_config_refuses_a_bound_function_by_name() {
+    let tree = two_port_card();
+    let run = apply_on_tree(&tree, "", &[]);
+    assert_eq!(run.code, 4, "{run:?}");
+    let message = adapter_error(&run);
+    assert!(message.contains("0000:03:00.0 is bound to be2net"), "{message}");
+    assert!(message.contains("--unbind"), "{message}");
+    assert_eq!(run.json()["adapters"][0]["changed"], false);
+    untouched(&tree);
+    // `--unbind` on the command line still asks, and stdin is not a terminal.
+    let run = apply_on_tree(&tree, "unbind = false\n", &["--unbind"]);
+    assert_eq!(run.code, 4, "{run:?}");
+    assert!(adapter_error(&run).contains("without confirmation: stdin is not a terminal; pass --yes"), "{run:?}");
+    untouched(&tree);
+}
+
+#[test]
+fn apply_with_unbind_true_takes_the_function_from_be2net_unasked() {
+    let tree = two_port_card();
+    // The kernel refuses the unbind (the attribute is not writable): the hand-off stops at its
+    // first unbind, so the test sees how far the configuration let it go without a real kernel.
+    let unbind = tree.roots().driver_dir("be2net").join("unbind");
+    std::fs::remove_file(&unbind).unwrap();
+    std::fs::create_dir(&unbind).unwrap();
+    let run = apply_on_tree(&tree, "unbind = true\n", &[]);
+    let message = adapter_error(&run);
+    assert!(message.contains(&format!("cannot take {PORT0} for ocetool")), "{run:?}");
+    assert!(message.contains(&unbind.display().to_string()), "it got as far as unbinding be2net: {message}");
+    assert!(!message.contains("--unbind") && !message.contains("--yes"), "neither refused nor asked: {message}");
+    assert_eq!(run.code, 1, "a failed sysfs write, not a refusal (4)");
+    // Given back: both ports still on be2net.
+    for port in [PORT0, PORT1] {
+        assert_eq!(tree.driver_of(addr(port)).as_deref(), Some("be2net"), "{port}");
+    }
 }

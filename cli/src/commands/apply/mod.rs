@@ -365,3 +365,6 @@ impl Report for ApplyJson {
         self.adapters.iter().find_map(|a| a.error.as_ref().map(|e| e.exit_code)).unwrap_or(0)
     }
 }
+
+#[cfg(test)]
+mod tests;

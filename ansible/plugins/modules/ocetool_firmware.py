@@ -24,7 +24,10 @@ options:
     type: bool
     default: false
   activate:
-    description: C(next-boot) leaves the new firmware for the next reboot; C(reset) resets the chip after a flash.
+    description:
+      - C(next-boot) leaves the new firmware for the next reboot.
+      - C(reset) resets the chip when new firmware is stored but not running, whether this run
+        flashed it or an earlier one did (RV(reset_required)).
     type: str
     choices: [next-boot, reset]
     default: next-boot
@@ -77,9 +80,15 @@ def main():
     _, doc = run_ocetool(module, args)
     changed = bool(doc["changed"])
     result = dict(firmware=doc["firmware"], sections=doc["sections"], reset_required=doc["reset_required"])
-    if module.params["activate"] == "reset" and changed and not module.check_mode:
-        _, reset = run_ocetool(module, ["reset"])
-        result.update(firmware=reset["firmware"], reset_required=reset["reset_required"])
+    # As in ocetool_profile: a flash (or, in check mode, one that would happen) or one left stored
+    # by an earlier run (reset_required: stored != running) is activated by activate=reset.
+    pending = doc["reset_required"] or changed
+    if module.params["activate"] == "reset" and pending:
+        dry = ["--dry-run"] if module.check_mode else []
+        _, reset = run_ocetool(module, ["reset"] + dry)
+        changed = True
+        if not module.check_mode:
+            result.update(firmware=reset["firmware"], reset_required=reset["reset_required"])
     module.exit_json(changed=changed, **result)
 
 

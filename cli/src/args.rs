@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::help;
+
 /// Daemon-free toolkit for the Emulex OneConnect OCe14000 (Skyhawk): query the adapter, switch it
 /// to a RoCE profile, and inspect and flash firmware — on real hardware through VFIO, or on the
 /// built-in emulator.
@@ -136,13 +138,16 @@ pub enum Command {
         all: bool,
     },
     /// Report firmware, model, serial, ports, function mode, RoCE state and profiles.
+    #[command(after_help = help::QUERY)]
     Query,
     /// List the adapter's profiles and which one is active and next.
     Profiles,
     /// Choose the profile the adapter runs after its next reset (nic, roce, or a profile ID).
+    #[command(after_help = help::SET_PROFILE)]
     SetProfile(SetProfileArgs),
     /// Chip soft reset: the adapter reboots its firmware, activating a pending profile or
     /// firmware. Every PCI function of the adapter restarts.
+    #[command(after_help = help::RESET)]
     Reset {
         /// Show what the reset would activate, and change nothing.
         #[arg(long)]
@@ -151,6 +156,7 @@ pub enum Command {
     /// Check the chain from the host to the adapter: IOMMU, vfio-pci, IOMMU group, lockdown,
     /// locked memory, drivers, pending changes, RoCE, PFC and NFS over RDMA. Exit 0 when no check
     /// fails, 1 when one does (the report is printed either way).
+    #[command(after_help = help::DOCTOR)]
     Doctor,
     /// Show the adapter's DCBX configuration (operational and administrative) as ocrdma reads
     /// it: PFC priorities and sync, the RoCE application priority, the RoCE priority in force.
@@ -175,6 +181,7 @@ pub enum Command {
     },
     /// Send any firmware command and print the statuses and the response bytes. A command that
     /// is not a known read-only query is confirmed like every change (--yes in a script).
+    #[command(after_help = help::RAW)]
     Raw(RawArgs),
     /// Firmware images (.ufi): inspect, verify, update the adapter, build a synthetic image.
     Fw {
@@ -184,6 +191,7 @@ pub enum Command {
     /// Bring every adapter to the state the configuration asks for (firmware, profile,
     /// activation), idempotently; what runs at boot before be2net. Never asks: the
     /// configuration is the confirmation. With --device, only that adapter.
+    #[command(after_help = help::APPLY)]
     Apply {
         /// The configuration file.
         #[arg(long, value_name = "FILE", default_value = "/etc/ocetool/ocetool.toml")]
@@ -261,6 +269,7 @@ pub enum FwAction {
     },
     /// Is this image flashable (and, with --device, would `fw update` accept it there)? Exit 0
     /// for yes, 4 for no, with the reasons.
+    #[command(after_help = help::FW_VERIFY)]
     Verify {
         /// The .ufi file.
         file: PathBuf,
@@ -271,6 +280,7 @@ pub enum FwAction {
     },
     /// Flash an image: compatibility and version checks first, then only the sections whose CRC
     /// differs from the adapter's. The new firmware runs after the next reset.
+    #[command(after_help = help::FW_UPDATE)]
     Update {
         /// The .ufi file.
         file: PathBuf,

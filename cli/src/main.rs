@@ -8,6 +8,7 @@ mod device;
 mod emulator;
 mod error;
 mod handoff;
+mod help;
 mod logging;
 mod output;
 mod report;

@@ -224,6 +224,23 @@ fn help_hides_test_flags_groups_global_options_and_ends_with_examples_and_exit_c
 }
 
 #[test]
+fn the_help_of_commands_that_change_things_ends_with_examples_and_their_exit_codes() {
+    for (args, example, codes) in [
+        (["apply", "--help"].as_slice(), "ocetool apply --dry-run", "2 a bad or missing configuration"),
+        (&["set-profile", "-h"], "set-profile roce --dry-run", "4 refused (no --yes without a terminal"),
+        (&["fw", "verify", "--help"], "fw verify oc14-", "0 flashable (and accepted by the device); 4 not"),
+    ] {
+        let run = ocetool(args);
+        assert_eq!(run.code, 0, "{args:?}");
+        let (_, end) = run.stdout.split_once("\nExamples:\n").unwrap_or_else(|| panic!("{args:?}: {}", run.stdout));
+        let (examples, exit_codes) = end.split_once("\nExit codes: ").unwrap_or_else(|| panic!("{args:?}: {end}"));
+        assert!(examples.contains(example), "{args:?}: {examples}");
+        assert!(exit_codes.replace('\n', " ").contains(codes), "{args:?}: {exit_codes}");
+        assert!(!exit_codes.contains("Options:"), "{args:?}: the exit codes end the help");
+    }
+}
+
+#[test]
 fn v_shows_the_steps_taken() {
     let (_d, dev) = fresh();
     let quiet = ocetool(&["--device", &dev, "query"]);

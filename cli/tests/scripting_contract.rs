@@ -71,8 +71,10 @@ fn ctrl_c_at_the_set_profile_prompt_exits_130_and_changes_nothing() {
     let text = String::from_utf8_lossy(&seen);
     assert_eq!(status.code(), Some(130), "{text}");
     assert!(text.contains("stopped by SIGINT") && text.contains("nothing was changed"), "{text}");
-    // Generous: "at once" means it does not wait for Enter; a loaded CI machine may be slow.
-    assert!(took < Duration::from_secs(5), "took {took:?}");
+    // From the Ctrl-C (the process had long started: the prompt was up) to the exit: "within a
+    // second". The answer thread looks for a stop every 20 ms; measured 20-50 ms, also with both
+    // cores of a test machine kept busy.
+    assert!(took < Duration::from_secs(1), "took {took:?}");
     assert_eq!(next_profile(&dev), "NIC", "nothing changed");
 }
 

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use oce_pci::discover::{self, Blocker, Inventory, Scope, discover};
+use oce_pci::ids::pair_string;
 use oce_pci::mmap::open_regular_with;
 use oce_pci::{Chip, FunctionKind, PciAddress, Roots, signals};
 
@@ -136,7 +137,7 @@ pub fn check_supported(roots: &Roots, addr: PciAddress) -> CliResult<()> {
     if let Some(b) = inherent {
         return Err(CliError::new(
             ErrorKind::NoDevice,
-            format!("{addr} ({:#06x}:{:#06x}): {b}", info.vendor_id, info.device_id),
+            format!("{addr} ({}): {b}", pair_string(info.vendor_id, info.device_id)),
         ));
     }
     Ok(())

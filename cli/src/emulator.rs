@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use oce_emulator::{CreateOptions, Emulator, EmulatorInfo, FaultSpec, FunctionType};
+use oce_pci::ids::pair_string;
 use serde::Serialize;
 
 use crate::args::{EmulatorAction, FaultAction, GlobalArgs};
@@ -209,10 +210,9 @@ impl Report for EmulatorReport {
         let fw = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".into());
         out.push_str(&format!("State directory  {}\n", i.state_dir.display()));
         out.push_str(&format!(
-            "Adapter          {} {:04x}:{:04x}, serial {}\n",
+            "Adapter          {} {}, serial {}\n",
             printable(&i.model),
-            i.vendor_id,
-            i.device_id,
+            pair_string(i.vendor_id, i.device_id),
             printable(&i.serial)
         ));
         out.push_str(&format!(

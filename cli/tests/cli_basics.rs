@@ -272,5 +272,7 @@ fn a_lancer_adapter_is_refused() {
         assert_eq!(run.code, 3, "{args:?}: {}", run.stderr);
         assert_eq!(run.stderr.lines().count(), 1, "{args:?}: {}", run.stderr);
         assert!(run.stderr.contains("lancer (OCe15100): ocetool drives Skyhawk (OCe14000) only"), "{}", run.stderr);
+        // The pair as lspci -n and `ocetool list` write it.
+        assert!(run.stderr.contains("0000:00:04.0 (10df:e220): "), "{}", run.stderr);
     }
 }

@@ -220,4 +220,9 @@ fn build_and_inspect_from_the_cli() {
         }
     }
     assert!(i["problems"].as_array().unwrap().is_empty());
+    let rom = &i["sections"].as_array().unwrap().iter().find(|s| s["type"] == 0x20).unwrap()["option_rom"];
+    assert_eq!((&rom["images"][0]["vendor_id"], &rom["images"][0]["device_id"]), (&"0x10df".into(), &"0x0720".into()));
+    // Text writes the pair as lspci -n and `ocetool list` do.
+    let text = ocetool(&["fw", "inspect", out.to_str().unwrap()]).stdout;
+    assert!(text.contains("option ROM image at 0x0: x86 (legacy BIOS) 10df:0720 rev"), "{text}");
 }

@@ -128,10 +128,12 @@ pub struct OptionRomReport {
 pub struct RomImageReport {
     /// Offset in the section.
     pub offset: usize,
-    /// PCI vendor ID, `"0x10df"`.
-    pub vendor_id: String,
-    /// PCI device ID, `"0x0720"`.
-    pub device_id: String,
+    /// PCI vendor ID (in JSON `"0x10df"`).
+    #[serde(serialize_with = "oce_pci::ids::serialize_id")]
+    pub vendor_id: u16,
+    /// PCI device ID (in JSON `"0x0720"`).
+    #[serde(serialize_with = "oce_pci::ids::serialize_id")]
+    pub device_id: u16,
     /// Code type number (0 x86, 3 EFI).
     pub code_type: u8,
     /// Code type name.
@@ -328,8 +330,8 @@ fn rom_image_report(image: &optionrom::RomImage) -> RomImageReport {
     let pcir = &image.pcir;
     RomImageReport {
         offset: image.offset,
-        vendor_id: format!("{:#06x}", pcir.vendor_id),
-        device_id: format!("{:#06x}", pcir.device_id),
+        vendor_id: pcir.vendor_id,
+        device_id: pcir.device_id,
         code_type: pcir.code_type.raw(),
         code_type_name: pcir.code_type.name(),
         code_revision: pcir.code_revision,

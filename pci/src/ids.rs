@@ -152,6 +152,12 @@ pub fn id_string(id: u16) -> String {
     format!("{id:#06x}")
 }
 
+/// A vendor:device pair in text, as `lspci -n` writes it: `10df:0720` (the one form for pairs,
+/// so an ID copied from ocetool's output can be searched for in lspci's).
+pub fn pair_string(vendor: u16, device: u16) -> String {
+    format!("{vendor:04x}:{device:04x}")
+}
+
 /// Serialises a PCI ID as [`id_string`] does (`#[serde(serialize_with = ...)]`), so every JSON
 /// document spells IDs one way.
 pub fn serialize_id<S: serde::Serializer>(id: &u16, s: S) -> Result<S::Ok, S::Error> {
@@ -172,6 +178,13 @@ mod tests {
         assert_eq!(identify(0x10df, 0x0722).unwrap().kind, FunctionKind::Iscsi);
         assert_eq!(identify(0x19a2, 0x0710).unwrap().chip, Chip::Be3);
         assert_eq!(identify(0x10df, 0xe220).unwrap().chip, Chip::Lancer);
+    }
+
+    #[test]
+    fn ids_and_pairs_are_written_one_way() {
+        assert_eq!(id_string(0x10df), "0x10df");
+        assert_eq!(id_string(0x720), "0x0720");
+        assert_eq!(pair_string(0x10df, 0x720), "10df:0720");
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use oce_pci::PciError;
 use oce_pci::discover::{Inventory, Scope, discover};
+use oce_pci::ids::pair_string;
 use serde::Serialize;
 
 use crate::args::GlobalArgs;
@@ -53,10 +54,9 @@ impl Report for ListReport {
                 let backend = f.backend.map_or("-", |b| b.name());
                 let _ = writeln!(
                     out,
-                    "  {}  {:04x}:{:04x}  {:<6}  driver {:<9} group {:<5} backend {:<6} {usable}",
+                    "  {}  {}  {:<6}  driver {:<9} group {:<5} backend {:<6} {usable}",
                     f.address,
-                    f.vendor_id,
-                    f.device_id,
+                    pair_string(f.vendor_id, f.device_id),
                     f.kind,
                     or_none(f.driver.as_deref()),
                     group(f.iommu_group),
@@ -72,10 +72,9 @@ impl Report for ListReport {
             for f in &inv.other_functions {
                 let _ = writeln!(
                     out,
-                    "  {}  {:04x}:{:04x}  class {:06x}  driver {:<9} group {}",
+                    "  {}  {}  class {:06x}  driver {:<9} group {}",
                     f.address,
-                    f.vendor_id,
-                    f.device_id,
+                    pair_string(f.vendor_id, f.device_id),
                     f.class,
                     or_none(f.driver.as_deref()),
                     group(f.iommu_group),

@@ -23,7 +23,7 @@ pub enum FlashError {
         source: MailboxError,
     },
     /// The PCI IDs are not in ocetool's table of OneConnect functions.
-    #[error("PCI function {vendor:#06x}:{device:#06x} is not a OneConnect function ocetool knows")]
+    #[error("PCI function {} is not a OneConnect function ocetool knows", oce_pci::ids::pair_string(*.vendor, *.device))]
     UnknownDevice {
         /// PCI vendor ID.
         vendor: u16,

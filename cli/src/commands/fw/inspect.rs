@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use oce_firmware::inspect::{InspectReport, inspect_file};
+use oce_pci::ids::pair_string;
 
 use crate::error::{CliResult, image_error};
 use crate::output::{Report, printable};
@@ -78,8 +79,12 @@ impl Report for InspectJson {
                             .unwrap_or_default();
                         let _ = writeln!(
                             out,
-                            "       option ROM image at {:#x}: {} {}:{} rev {:#x}, {} bytes{pe}",
-                            img.offset, img.code_type_name, img.vendor_id, img.device_id, img.code_revision, img.length
+                            "       option ROM image at {:#x}: {} {} rev {:#x}, {} bytes{pe}",
+                            img.offset,
+                            img.code_type_name,
+                            pair_string(img.vendor_id, img.device_id),
+                            img.code_revision,
+                            img.length
                         );
                     }
                 }

@@ -10,7 +10,9 @@
 //!   appended to FILE as JSON lines, between a `start` line (version, arguments) and an `end`
 //!   line (exit code).
 //!
-//! The log file is opened for appending without following a symlink, each line goes out in one
+//! The log file is opened for appending without following a symlink and without blocking (a named
+//! pipe with no reader cannot hang the boot hook in `open`), and only a regular file is kept; each
+//! line goes out in one
 //! `write` of its own (no buffer a killed process could lose, nothing interleaved with another
 //! ocetool appending to the same file), and a file that cannot be opened or written costs a
 //! warning, never the operation: the boot hook must converge the adapter even when the log's
@@ -24,6 +26,8 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use oce_mailbox::trace::COMMAND_TARGET;
+use oce_pci::PciError;
+use oce_pci::mmap::open_regular_with;
 use serde_json::{Map, Value, json};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
@@ -45,7 +49,7 @@ pub fn init(verbose: u8, log_file: Option<&Path>, argv: &[std::ffi::OsString]) {
     let file = log_file.and_then(|path| match open_log(path) {
         Ok(file) => Some(file),
         Err(e) => {
-            eprintln!("ocetool: warning: cannot open the log file {}: {e}; carrying on without it", path.display());
+            eprintln!("ocetool: warning: cannot open the log file: {e}; carrying on without it");
             None
         }
     });
@@ -70,13 +74,12 @@ pub fn finish(exit_code: u8) {
     append(json!({"event": "end", "exit_code": exit_code}));
 }
 
-/// Opens `path` for appending (created 0640 if missing), refusing a symlink.
-fn open_log(path: &Path) -> std::io::Result<File> {
-    let file = OpenOptions::new().append(true).create(true).mode(0o640).custom_flags(libc::O_NOFOLLOW).open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    Ok(file)
+/// Opens `path` for appending (created 0640 if missing), refusing a symlink and anything but a
+/// regular file (checked on the open descriptor). The open is non-blocking, so a FIFO without a
+/// reader fails at once instead of waiting for one; `O_NONBLOCK` does not change writes to a
+/// regular file.
+fn open_log(path: &Path) -> Result<File, PciError> {
+    open_regular_with(path, OpenOptions::new().append(true).create(true).mode(0o640), libc::O_NOFOLLOW)
 }
 
 /// Appends one JSON line, stamped with the time and the process id, in one write.

@@ -1,10 +1,11 @@
 //! The scripting contract as a script meets it: Ctrl-C at a prompt, files that are not files, an
-//! address that does not exist, `fw verify`, the `schema` field and one spelling of IDs, escaped
+//! address that does not exist, a `--log-file` that is not a file, `fw verify`, the `schema` field and one spelling of IDs, escaped
 //! text, `--help` and `-v`, and one lock per adapter.
 
 mod common;
 
 use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -98,6 +99,29 @@ fn an_image_that_is_not_a_regular_file_is_refused_at_once_with_exit_2() {
     let run = ocetool(&["--device", "emu:/nonexistent/never-created", "fw", "update", fifo.to_str().unwrap(), "--yes"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(!Path::new("/nonexistent/never-created").exists());
+}
+
+#[test]
+fn a_log_file_that_is_a_fifo_costs_a_warning_and_never_blocks() {
+    let (d, dev) = fresh();
+    let fifo = d.path().join("log.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let query = ["--device", &dev, "--log-file", fifo.to_str().unwrap(), "query", "--json"];
+    // No reader: a blocking open for writing would wait for one for good.
+    let child = common::command().args(query).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let run = wait_bounded(child, Duration::from_secs(10), "--log-file FIFO without a reader");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("cannot open the log file"), "{}", run.stderr);
+    assert_eq!(run.json()["schema"], "ocetool/1");
+    // A reader: the open succeeds, and the FIFO is refused for what it is; nothing is written.
+    let mut reader = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(&fifo).unwrap();
+    let child = common::command().args(query).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let run = wait_bounded(child, Duration::from_secs(10), "--log-file FIFO with a reader");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("is a named pipe (FIFO), not a regular file"), "{}", run.stderr);
+    let mut got = Vec::new();
+    let _ = reader.read_to_end(&mut got);
+    assert!(got.is_empty(), "written to the FIFO: {}", String::from_utf8_lossy(&got));
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The scripting contract as a script meets it: Ctrl-C at a prompt, files that are not files, an
-//! address that does not exist, a `--log-file` that is not a file, `fw verify`, the `schema` field and one spelling of IDs, escaped
-//! text, `--help` and `-v`, and one lock per adapter.
+//! address that does not exist, a `--log-file` that is not a file, `fw verify`, the `schema`
+//! field and one spelling of IDs, escaped text, `--help`, `-v` (the steps and the cause chain of
+//! a failure), and one lock per adapter.
 
 mod common;
 
@@ -278,6 +279,58 @@ fn v_shows_the_steps_taken() {
     // --json keeps stdout one document.
     let json = ocetool(&["--device", &dev, "-v", "query", "--json"]);
     assert_eq!(json.json()["schema"], "ocetool/1");
+}
+
+/// The "caused by:" lines a failed run prints on stderr, in order.
+fn caused_by(r: &Run) -> Vec<&str> {
+    r.stderr.lines().filter_map(|l| l.strip_prefix("  caused by: ")).collect()
+}
+
+#[test]
+fn v_prints_the_cause_chain_of_a_failure_and_json_carries_it() {
+    let (d, dev) = fresh();
+    // GET_FW_VERSION's response cut to 8 bytes: `fw update` fails reading the running version
+    // (the flash layer's error), because the response is malformed (the mailbox's), because a
+    // field does not fit (the wire reader's): two causes under the message.
+    let image = d.path().join("new.ufi");
+    std::fs::write(&image, ImageBuilder::new("11.2.0.9").build().unwrap()).unwrap();
+    assert_eq!(ocetool(&["--device", &dev, "emulator", "fault", "set", "truncate=1:35:8"]).code, 0);
+    let update = |extra: &[&str]| {
+        let mut args = vec!["--device", dev.as_str()];
+        args.extend_from_slice(extra);
+        args.extend(["fw", "update", image.to_str().unwrap(), "--yes"]);
+        ocetool(&args)
+    };
+
+    let json = update(&["--json"]);
+    assert_eq!(json.code, 1, "{}{}", json.stdout, json.stderr);
+    let error = &json.json()["error"];
+    let causes: Vec<&str> = error["causes"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+    assert_eq!(
+        causes,
+        ["GET_FW_VERSION: malformed response", "firmware_version_string at byte 16 needs 32 bytes, only 8 available"],
+        "{error}"
+    );
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("cannot read the adapter's firmware state: GET_FW_VERSION failed"),
+        "{error}"
+    );
+
+    let verbose = update(&["-v"]);
+    assert_eq!(verbose.code, 1, "{}", verbose.stderr);
+    assert_eq!(caused_by(&verbose), causes, "{}", verbose.stderr);
+    // The causes come after the one-line message, which they explain.
+    let message = verbose.message_lines();
+    assert!(message[0].starts_with("ocetool: cannot read the adapter's firmware state: "), "{}", verbose.stderr);
+    assert_eq!(&message[1..], causes.iter().map(|c| format!("  caused by: {c}")).collect::<Vec<_>>(), "{message:?}");
+
+    let quiet = update(&[]);
+    assert_eq!(quiet.code, 1);
+    assert!(caused_by(&quiet).is_empty(), "without -v, one line: {}", quiet.stderr);
+    assert_eq!(quiet.message_lines().len(), 1, "{}", quiet.stderr);
 }
 
 /// Two OneConnect cards in a fake sysfs: 03:00.0 and 03:00.1 (two ports of one card) and 04:00.0.

@@ -1,10 +1,11 @@
 //! The adapter half of `ocetool doctor` and the whole report: `pending` (a reset or reboot would
-//! change what runs), `roce` (the profile is RoCE and the host has its RDMA device, port ACTIVE on
-//! Ethernet) and `pfc` (the adapter's DCBX/PFC state for the RoCE priority), merged with the host
+//! change what runs), `roce` (the profile is RoCE and the host has ocrdma's RDMA device, port
+//! ACTIVE on Ethernet) and `pfc` (the adapter's DCBX/PFC state for the RoCE priority), merged with the host
 //! checks of [`oce_pci::doctor`] in [`ORDER`].
 //!
 //! The adapter checks need an adapter ocetool can reach (the emulator counts); without one they
-//! are `skip`, with the reason, and `roce` judges what the host alone shows.
+//! are `skip`, with the reason, and `roce` judges what the host alone shows and says that the
+//! profile went unchecked.
 
 use oce_pci::PciFunction;
 pub use oce_pci::doctor::{Check, HostReport, ORDER, Status, Target};
@@ -133,17 +134,17 @@ fn pending(device: &Result<DeviceFacts, String>) -> Check {
     }
 }
 
-/// `roce`: the profile runs RoCE and the host shows its RDMA device, port ACTIVE on Ethernet.
+/// The `roce` check's id.
+const ID_ROCE: &str = "roce";
+
+/// `roce`: the profile runs RoCE and the host shows ocrdma's device, port ACTIVE on Ethernet.
 fn roce(device: &Result<DeviceFacts, String>, rdma: &Result<Vec<RdmaDevice>, String>, target: Target) -> Check {
-    const ID: &str = "roce";
+    const ID: &str = ID_ROCE;
     let emulator = target == Target::Emulator;
     if !emulator {
         match rdma {
-            Ok(devices) => {
-                if let Some(dev) = devices.first() {
-                    return rdma_device(dev);
-                }
-            }
+            Ok(devices) if !devices.is_empty() => return rdma_devices(devices, device),
+            Ok(_) => {}
             Err(e) => {
                 return Check::warn(
                     ID,
@@ -162,10 +163,7 @@ fn roce(device: &Result<DeviceFacts, String>, rdma: &Result<Vec<RdmaDevice>, Str
             );
         }
     };
-    let what = match &d.profiles {
-        Some(p) => format!("profile {}, function_mode {:#x}", profile_name(p, p.active), d.function_mode),
-        None => format!("function_mode {:#x}", d.function_mode),
-    };
+    let what = running_mode(d);
     if d.roce_enabled && emulator {
         return Check::pass(ID, format!("{what}: RDMA in the function mode (the emulator has no kernel RDMA device)"));
     }
@@ -192,24 +190,86 @@ fn roce(device: &Result<DeviceFacts, String>, rdma: &Result<Vec<RdmaDevice>, Str
     }
 }
 
-/// `roce` judged on the host's RDMA device for the adapter.
+/// The running profile (when read) and the function mode, for a detail.
+fn running_mode(d: &DeviceFacts) -> String {
+    match &d.profiles {
+        Some(p) => format!("profile {}, function_mode {:#x}", profile_name(p, p.active), d.function_mode),
+        None => format!("function_mode {:#x}", d.function_mode),
+    }
+}
+
+/// True when the adapter runs RoCE: its active profile says so when the profiles were read (and
+/// list it), else the RDMA bit of the function mode.
+fn runs_roce(d: &DeviceFacts) -> bool {
+    d.profiles.as_ref().and_then(ProfileState::active_profile).map_or(d.roce_enabled, |p| p.roce)
+}
+
+/// `roce` judged on the host's RDMA devices for the adapter: each is ocrdma's, on Ethernet, with
+/// a port ACTIVE; and, when the adapter could be read, its profile runs RoCE. The worst verdict
+/// wins; the detail names every device.
+fn rdma_devices(devices: &[RdmaDevice], device: &Result<DeviceFacts, String>) -> Check {
+    let mut verdicts: Vec<Check> = devices.iter().map(rdma_device).collect();
+    let profile = match device {
+        Ok(d) if runs_roce(d) => Check::pass(ID_ROCE, format!("{}: RoCE", running_mode(d))),
+        Ok(d) => {
+            let names: Vec<&str> = devices.iter().map(|dev| dev.name.as_str()).collect();
+            Check::fail(
+                ID_ROCE,
+                format!("{}: the adapter runs without RoCE, yet the host has {}", running_mode(d), names.join(", ")),
+                "the drivers still run the adapter's former mode (a chip reset under be2net?): reload them \
+                 (modprobe -r ocrdma be2net; modprobe be2net; modprobe ocrdma), after `ocetool set-profile roce` \
+                 and `ocetool reset` if RoCE is what the adapter should run",
+            )
+        }
+        Err(reason) => {
+            Check::pass(ID_ROCE, format!("profile not checked (known only when the adapter is reachable): {reason}"))
+        }
+    };
+    verdicts.push(profile);
+    let status = verdicts.iter().map(|c| c.status).max().unwrap_or(Status::Pass);
+    let detail = verdicts.iter().map(|c| c.detail.as_str()).collect::<Vec<_>>().join("; ");
+    let mut hints: Vec<&str> = Vec::new();
+    for hint in verdicts.iter().filter(|c| c.status == status).filter_map(|c| c.hint.as_deref()) {
+        if !hints.contains(&hint) {
+            hints.push(hint);
+        }
+    }
+    let hint = (!hints.is_empty()).then(|| hints.join("; "));
+    Check { id: ID_ROCE, status, detail, hint }
+}
+
+/// `roce` judged on one RDMA device on the adapter's function.
 fn rdma_device(dev: &RdmaDevice) -> Check {
-    const ID: &str = "roce";
     let ports: Vec<String> =
         dev.ports.iter().map(|p| format!("port {} {} ({})", p.number, p.state, p.link_layer)).collect();
     let on = dev.function.map(|f| format!(" on {f}")).unwrap_or_default();
     let detail = format!("{}{on}: {}", dev.name, ports.join(", "));
+    if !dev.is_ocrdma() {
+        let desc = if dev.node_desc.is_empty() { "none".to_owned() } else { format!("\"{}\"", dev.node_desc) };
+        return Check::fail(
+            ID_ROCE,
+            format!("{detail}: not ocrdma's (node description {desc})"),
+            format!(
+                "the OCe14000's RoCE runs through ocrdma: remove the driver that registered {} and modprobe ocrdma",
+                dev.name
+            ),
+        );
+    }
     if dev.ports.iter().any(|p| !p.link_layer.is_empty() && p.link_layer != "Ethernet") {
-        return Check::fail(ID, detail, "RoCE runs over Ethernet: this RDMA device is not the adapter's RoCE function");
+        return Check::fail(
+            ID_ROCE,
+            detail,
+            "RoCE runs over Ethernet: this RDMA device is not the adapter's RoCE function",
+        );
     }
     if !dev.ports.iter().any(|p| p.state == "ACTIVE") {
         return Check::warn(
-            ID,
+            ID_ROCE,
             detail,
             "bring the adapter's network interface up (ip link set IFACE up) and check the cable and the switch port",
         );
     }
-    Check::pass(ID, detail)
+    Check::pass(ID_ROCE, detail)
 }
 
 /// `pfc`: lossless RoCE needs DCBX on and PFC enabled, in sync with the switch, on the RoCE

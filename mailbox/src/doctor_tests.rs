@@ -127,10 +127,77 @@ fn pending_passes_when_nothing_is_staged_and_warns_otherwise() {
 }
 
 #[test]
-fn roce_passes_with_an_active_ethernet_rdma_device() {
+fn roce_passes_with_ocrdma_active_on_ethernet_and_a_roce_profile() {
     let c = check(&roce_host(), Target::Any, Ok(roce_adapter()), "roce");
     assert_status(&c, Status::Pass);
-    assert_eq!(c.detail, "ocrdma0 on 0000:03:00.0: port 1 ACTIVE (Ethernet)");
+    assert_eq!(
+        c.detail,
+        "ocrdma0 on 0000:03:00.0: port 1 ACTIVE (Ethernet); profile RoCE-2 (NIC+RoCE) (3), function_mode 0x6: RoCE"
+    );
+
+    // Renamed by udev: ocrdma's all the same, by its node description.
+    let tree = FakeTree::new();
+    tree.device(addr("0000:03:00.0"), 0x10df, 0x0720).group(12).driver("be2net");
+    tree.rdma_device("rocep3s0f0", addr("0000:03:00.0"), &[("ACTIVE", "Ethernet")]);
+    tree.write_sys("class/infiniband/rocep3s0f0/node_desc", &format!("{}\n", oce_pci::host::OCRDMA_NODE_DESC));
+    assert_status(&check(&tree, Target::Any, Ok(roce_adapter()), "roce"), Status::Pass);
+
+    // Profiles not readable: the function mode's RDMA bit stands in for the profile.
+    let mut d = roce_adapter();
+    d.profiles = None;
+    let c = check(&roce_host(), Target::Any, Ok(d), "roce");
+    assert_status(&c, Status::Pass);
+    assert!(c.detail.ends_with("; function_mode 0x6: RoCE"), "{}", c.detail);
+}
+
+#[test]
+fn roce_on_the_host_alone_passes_and_says_the_profile_went_unchecked() {
+    // be2net holds the function, so the adapter is not reachable: its profile is unknown.
+    let c = check(&roce_host(), Target::Any, Err("0000:03:00.0 is bound to be2net".into()), "roce");
+    assert_status(&c, Status::Pass);
+    assert_eq!(
+        c.detail,
+        "ocrdma0 on 0000:03:00.0: port 1 ACTIVE (Ethernet); profile not checked (known only when the adapter is \
+         reachable): 0000:03:00.0 is bound to be2net"
+    );
+}
+
+#[test]
+fn roce_fails_on_an_rdma_device_that_is_not_ocrdmas() {
+    let tree = FakeTree::new();
+    tree.device(addr("0000:03:00.0"), 0x10df, 0x0720).group(12).driver("be2net");
+    tree.rdma_device("roce0", addr("0000:03:00.0"), &[("ACTIVE", "Ethernet")]);
+    tree.write_sys("class/infiniband/roce0/node_desc", "some other HCA\n");
+    let c = check(&tree, Target::Any, Ok(roce_adapter()), "roce");
+    assert_status(&c, Status::Fail);
+    assert!(
+        c.detail.starts_with(
+            "roce0 on 0000:03:00.0: port 1 ACTIVE (Ethernet): not ocrdma's (node description \"some other HCA\")"
+        ),
+        "{}",
+        c.detail
+    );
+    assert!(c.hint.unwrap().contains("modprobe ocrdma"));
+}
+
+#[test]
+fn roce_fails_when_the_profile_is_not_roce_under_an_ocrdma_device() {
+    let c = check(&roce_host(), Target::Any, Ok(nic_adapter()), "roce");
+    assert_status(&c, Status::Fail);
+    assert!(
+        c.detail
+            .ends_with("profile NIC (1), function_mode 0x2: the adapter runs without RoCE, yet the host has ocrdma0"),
+        "{}",
+        c.detail
+    );
+    assert!(c.hint.unwrap().contains("modprobe -r ocrdma be2net"));
+
+    // Without profiles, the function mode says it.
+    let mut d = nic_adapter();
+    d.profiles = None;
+    let c = check(&roce_host(), Target::Any, Ok(d), "roce");
+    assert_status(&c, Status::Fail);
+    assert!(c.detail.contains("function_mode 0x2: the adapter runs without RoCE"), "{}", c.detail);
 }
 
 #[test]
@@ -144,8 +211,25 @@ fn roce_warns_on_a_port_that_is_down_and_fails_on_infiniband() {
 
     let tree = FakeTree::new();
     tree.device(addr("0000:03:00.0"), 0x10df, 0x0720).group(12).driver("be2net");
-    tree.rdma_device("weird0", addr("0000:03:00.0"), &[("ACTIVE", "InfiniBand")]);
-    assert_status(&check(&tree, Target::Any, Ok(roce_adapter()), "roce"), Status::Fail);
+    tree.rdma_device("ocrdma0", addr("0000:03:00.0"), &[("ACTIVE", "InfiniBand")]);
+    let c = check(&tree, Target::Any, Ok(roce_adapter()), "roce");
+    assert_status(&c, Status::Fail);
+    assert!(c.hint.unwrap().contains("RoCE runs over Ethernet"));
+}
+
+#[test]
+fn roce_names_every_device_of_the_adapter_and_the_worst_verdict_wins() {
+    let tree = roce_host();
+    tree.device(addr("0000:03:00.1"), 0x10df, 0x0720).group(12).driver("be2net");
+    tree.rdma_device("ocrdma1", addr("0000:03:00.1"), &[("DOWN", "Ethernet")]);
+    let c = check(&tree, Target::Any, Ok(roce_adapter()), "roce");
+    assert_status(&c, Status::Warn);
+    assert!(
+        c.detail.starts_with("ocrdma0 on 0000:03:00.0: port 1 ACTIVE (Ethernet); ocrdma1 on 0000:03:00.1: port 1 DOWN"),
+        "{}",
+        c.detail
+    );
+    assert!(c.hint.unwrap().contains("ip link set"));
 }
 
 #[test]

@@ -258,3 +258,24 @@ fn rdma_devices_of_the_adapter_are_found() {
     assert_eq!(rdma[0].ports[0].state, "ACTIVE");
     assert_eq!(rdma[0].ports[0].link_layer, "Ethernet");
 }
+
+#[test]
+fn an_rdma_device_is_ocrdma_by_its_kernel_name_or_by_its_node_description() {
+    let tree = healthy();
+    tree.device(addr("0000:03:00.1"), 0x10df, 0x0720).group(12).driver("be2net");
+    tree.rdma_device("ocrdma0", addr("0000:03:00.0"), &[("ACTIVE", "Ethernet")]);
+    // Renamed by udev (rdma_rename): ocrdma's node description tells it apart.
+    tree.rdma_device("rocep3s0f1", addr("0000:03:00.1"), &[("ACTIVE", "Ethernet")]);
+    tree.write_sys("class/infiniband/rocep3s0f1/node_desc", "Emulex OneConnect RoCE HCA\n");
+    let rdma = host_checks(tree.roots(), Target::Any, NEEDED).rdma.unwrap();
+    let ocrdma: Vec<(&str, bool)> = rdma.iter().map(|d| (d.name.as_str(), d.is_ocrdma())).collect();
+    assert_eq!(ocrdma, [("ocrdma0", true), ("rocep3s0f1", true)]);
+
+    // Another driver's name and description; a name that only starts like ocrdma's.
+    tree.write_sys("class/infiniband/rocep3s0f1/node_desc", "rxe\n");
+    assert!(!host_checks(tree.roots(), Target::Any, NEEDED).rdma.unwrap()[1].is_ocrdma());
+    let named =
+        |name: &str| host::RdmaDevice { name: name.into(), function: None, ports: vec![], node_desc: "".into() };
+    assert!(named("ocrdma12").is_ocrdma());
+    assert!(!named("ocrdma").is_ocrdma() && !named("ocrdma_x").is_ocrdma() && !named("mlx5_0").is_ocrdma());
+}

@@ -151,6 +151,14 @@ pub struct RdmaPort {
     pub link_layer: String,
 }
 
+/// The node description ocrdma gives every device it registers (`OCRDMA_NODE_DESC`, ocrdma.h),
+/// read back through ib_core's `node_desc` attribute.
+pub const OCRDMA_NODE_DESC: &str = "Emulex OneConnect RoCE HCA";
+
+/// The name ocrdma registers its devices under, before the number: `ib_register_device(..,
+/// "ocrdma%d", ..)` in `ocrdma_register_device` (ocrdma_main.c).
+const OCRDMA_NAME: &str = "ocrdma";
+
 /// An RDMA device (`/sys/class/infiniband/<name>`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct RdmaDevice {
@@ -160,6 +168,21 @@ pub struct RdmaDevice {
     pub function: Option<PciAddress>,
     /// Its ports.
     pub ports: Vec<RdmaPort>,
+    /// `node_desc`: the driver's description of the device, empty when unreadable.
+    #[serde(skip)]
+    pub node_desc: String,
+}
+
+impl RdmaDevice {
+    /// True when ocrdma registered the device. sysfs names no RDMA device's driver (the `device`
+    /// link leads to the PCI function, be2net's), so this goes by what ocrdma leaves: the kernel
+    /// name it asks for (`ocrdma0`), or, for a device udev renamed (rdma-core's `rdma_rename`,
+    /// e.g. `rocep3s0f0`), its node description.
+    pub fn is_ocrdma(&self) -> bool {
+        let kernel_name =
+            self.name.strip_prefix(OCRDMA_NAME).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        kernel_name || self.node_desc == OCRDMA_NODE_DESC
+    }
 }
 
 /// The file's content, trimmed; empty when unreadable (an attribute some drivers lack).
@@ -186,7 +209,8 @@ pub fn rdma_devices(roots: &Roots) -> Result<Vec<RdmaDevice>, PciError> {
             ports.push(RdmaPort { number, state, link_layer: attr(&pdir.join("link_layer")) });
         }
         ports.sort_by_key(|p| p.number);
-        devices.push(RdmaDevice { name, function, ports });
+        let node_desc = attr(&dir.join("node_desc"));
+        devices.push(RdmaDevice { name, function, ports, node_desc });
     }
     Ok(devices)
 }

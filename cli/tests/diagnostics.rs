@@ -93,6 +93,40 @@ fn doctor_on_a_be2net_host_without_iommu_or_vfio_lists_every_check_and_exits_1()
 }
 
 #[test]
+fn doctor_on_a_host_without_any_adapter_skips_the_device_checks_and_exits_0() {
+    // No OneConnect function at all (another vendor's NIC only), no VFIO, no --device.
+    let tree = FakeTree::new();
+    tree.without_vfio();
+    tree.device(addr("0000:05:00.0"), 0x8086, 0x10fb).driver("ixgbe");
+    let r = run(on_host(&tree), &["doctor", "--json"]);
+    assert_eq!(r.code, 0, "nothing fails without an adapter: {}{}", r.stdout, r.stderr);
+    let c = checks(&r);
+    let ids: Vec<&str> = c.iter().filter_map(|c| c["id"].as_str()).collect();
+    assert_eq!(ids, IDS);
+    for id in ["pending", "roce", "pfc"] {
+        assert_status(check(&c, id), "skip");
+        let detail = check(&c, id)["detail"].as_str().unwrap();
+        assert!(detail.contains("no OCe14000 adapter to work on"), "{id}: {detail}");
+    }
+    for id in ["iommu_group", "drivers"] {
+        assert_status(check(&c, id), "skip");
+        assert_eq!(check(&c, id)["detail"], "no OCe14000 adapter in sysfs");
+    }
+    // What real adapters would need is only a warning here.
+    for id in ["iommu", "vfio_pci"] {
+        assert_status(check(&c, id), "warn");
+        assert!(check(&c, id)["detail"].as_str().unwrap().ends_with("(needed only for real adapters; none found)"));
+    }
+    assert!(c.iter().all(|c| c["status"] != "fail"), "{c:?}");
+    let j = r.json();
+    assert_eq!((j["failed"].as_bool(), j["summary"]["fail"].as_u64()), (Some(false), Some(0)));
+    assert!(j["device"].is_null(), "{j}");
+    let text = run(on_host(&tree), &["doctor"]);
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    assert!(text.stdout.contains("skip  pending      adapter not reachable: no OCe14000 adapter"), "{}", text.stdout);
+}
+
+#[test]
 fn doctor_passes_every_check_on_a_healthy_host_with_a_roce_emulator() {
     let tree = healthy_host();
     let dir = tempfile::tempdir().unwrap();

@@ -2,6 +2,7 @@
 //! ocetool may drive it, and the per-device lock that keeps two ocetool processes from driving one
 //! adapter at once (design.md §4).
 
+use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -9,7 +10,7 @@ use std::time::{Duration, Instant};
 use oce_pci::discover::{self, Blocker, Inventory, Scope, discover};
 use oce_pci::ids::pair_string;
 use oce_pci::mmap::open_regular_with;
-use oce_pci::{Chip, FunctionKind, PciAddress, Roots, signals};
+use oce_pci::{Chip, FunctionKind, PciAddress, Roots, signals, sysfs};
 
 use crate::args::GlobalArgs;
 use crate::error::{CliError, CliResult, ErrorKind, pci_error, stopped};
@@ -141,6 +142,55 @@ pub fn check_supported(roots: &Roots, addr: PciAddress) -> CliResult<()> {
         ));
     }
     Ok(())
+}
+
+/// A function of the card, other than the one a command drives, that a host driver holds: a chip
+/// reset restarts it under that driver.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldFunction {
+    /// The function.
+    pub address: PciAddress,
+    /// The driver that holds it.
+    pub driver: String,
+    /// Its network interfaces and RDMA devices, by name.
+    pub dependents: Vec<String>,
+}
+
+impl fmt::Display for HeldFunction {
+    /// `0000:03:00.1 (be2net: eth1, ocrdma1)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}", self.address, self.driver)?;
+        if !self.dependents.is_empty() {
+            write!(f, ": {}", self.dependents.join(", "))?;
+        }
+        f.write_str(")")
+    }
+}
+
+/// The functions of `spec`'s card other than `spec` that a kernel driver other than vfio-pci
+/// holds, by `inventory` (the OneConnect functions in sysfs), each with what runs on it: a chip
+/// reset would pull the rug from under them. None for the emulator, which has one function.
+pub fn drivers_on_the_card(
+    roots: &Roots,
+    inventory: Option<&Inventory>,
+    spec: &DeviceSpec,
+) -> CliResult<Vec<HeldFunction>> {
+    let (DeviceSpec::Pci(addr), Some(inventory)) = (spec, inventory) else { return Ok(Vec::new()) };
+    let card = discover::adapter_slot(roots, *addr).map_err(|e| pci_error(&format!("cannot read {addr}"), &e))?;
+    inventory
+        .adapters
+        .iter()
+        .filter(|a| a.slot == card)
+        .flat_map(|a| &a.functions)
+        .filter(|f| f.address != *addr)
+        .filter_map(|f| f.driver.as_deref().filter(|d| *d != sysfs::VFIO_PCI).map(|d| (f.address, d)))
+        .map(|(address, driver)| {
+            let on = sysfs::dependents(roots, address).map_err(|e| pci_error(&format!("cannot read {address}"), &e))?;
+            let mut dependents: Vec<String> = on.netdevs.into_iter().map(|n| n.name).collect();
+            dependents.extend(on.rdma);
+            Ok(HeldFunction { address, driver: driver.to_owned(), dependents })
+        })
+        .collect()
 }
 
 /// Takes the adapter's lock for the length of the command.

@@ -3,13 +3,15 @@
 //! it (network interfaces, RDMA devices), and the same facts in the command's JSON document
 //! (`handoff`), so a script knows what was taken and given back.
 
-use oce_pci::Backend;
 use oce_pci::backend::Choice;
-use oce_pci::handoff::{Move, Plan};
+use oce_pci::discover::{Scope, discover};
+use oce_pci::handoff::{Move, Plan, Target};
+use oce_pci::{Backend, Roots};
 use serde::Serialize;
 
 use crate::args::GlobalArgs;
-use crate::error::CliResult;
+use crate::device::{DeviceSpec, HeldFunction, drivers_on_the_card};
+use crate::error::{CliError, CliResult, ErrorKind, pci_error};
 use crate::output::{Report, confirm};
 
 /// `handoff` in a command's JSON: the backend, why, and the functions ocetool moved for the
@@ -97,4 +99,38 @@ pub fn confirm_unbind(global: &GlobalArgs, plan: &Plan) -> CliResult<()> {
         (many, None) => format!("unbind {} for the length of this command", many.join("; ")),
     };
     confirm(global.yes, &action)
+}
+
+/// Refuses (exit 4) a chip reset of `plan`'s adapter while another function of the card stays on
+/// a host driver through it, before anything is written. The reset restarts every function of
+/// the card, and be2net survives one only in its own recovery, where each PF waits, tears down
+/// and sets up again around it (spec/protocol.md §7.4); through a reset it did not start, it
+/// keeps using queues the reset tore down. A function the hand-off moves is away from its driver
+/// and does not count; but the sysfs backend moves only the function it drives, and with ACS
+/// each function has an IOMMU group of its own, so there the card's other port stays on be2net.
+pub fn refuse_reset_under_drivers(roots: &Roots, plan: &Plan) -> CliResult<()> {
+    let inventory =
+        discover(roots, Scope::OneConnect).map_err(|e| pci_error("cannot read the PCI devices from sysfs", &e))?;
+    let held = drivers_on_the_card(roots, Some(&inventory), &DeviceSpec::Pci(plan.address))?;
+    let left: Vec<&HeldFunction> = held.iter().filter(|h| !plan.moves.iter().any(|m| m.address == h.address)).collect();
+    let Some(first) = left.first() else { return Ok(()) };
+    let names: Vec<String> = left.iter().map(ToString::to_string).collect();
+    let (stays, them) = if left.len() == 1 { ("stays", "it") } else { ("stay", "them") };
+    let moved = match (plan.target, plan.iommu_group) {
+        (Target::VfioPci, Some(group)) => format!("the hand-off moves only the functions in IOMMU group {group}"),
+        _ => format!("the sysfs backend hands off only {}", plan.address),
+    };
+    Err(CliError::new(
+        ErrorKind::Refused,
+        format!(
+            "refusing to reset the chip of {addr}: the reset restarts every function of the card, and {names} \
+             {stays} on a host driver through it ({moved}); unbind {them} first (echo {a} > \
+             /sys/bus/pci/drivers/{d}/unbind; echo {a} > /sys/bus/pci/drivers_probe gives it back after the reset), \
+             or reboot instead",
+            addr = plan.address,
+            names = names.join(", "),
+            a = first.address,
+            d = first.driver,
+        ),
+    ))
 }

@@ -14,7 +14,7 @@ use crate::args::GlobalArgs;
 use crate::device::{DeviceSpec, check_supported, lock_device, select_device};
 use crate::emulator::{open_emulator, print_events};
 use crate::error::{CliError, CliResult, ErrorKind, mailbox_error, pci_error, stopped};
-use crate::handoff::{HandOffJson, Handed, confirm_unbind};
+use crate::handoff::{HandOffJson, Handed, confirm_unbind, refuse_reset_under_drivers};
 
 /// An adapter ready for commands.
 #[derive(Debug)]
@@ -37,6 +37,13 @@ pub trait Job {
     /// interface up itself. `reset` is that job: it is the remedy.
     fn needs_ready_adapter(&self) -> bool {
         true
+    }
+
+    /// True for a job that resets the chip, restarting every function of the card: on a real
+    /// adapter it is refused while another function of the card stays on a host driver through
+    /// it ([`refuse_reset_under_drivers`]).
+    fn resets_the_chip(&self) -> bool {
+        false
     }
 }
 
@@ -100,6 +107,9 @@ fn run_on_pci<J: Job>(
     };
     let plan = Plan::new(addr, &roots, target, unbind != Unbind::No)
         .map_err(|e| pci_error(&format!("cannot take {addr} for ocetool"), &e))?;
+    if job.resets_the_chip() {
+        refuse_reset_under_drivers(&roots, &plan)?;
+    }
     if unbind == Unbind::Ask {
         confirm_unbind(global, &plan)?;
     }

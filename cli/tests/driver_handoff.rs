@@ -1,7 +1,8 @@
 //! The CLI on a fake sysfs tree of a two-port OCe14102 (both NIC functions in one IOMMU group,
 //! both on be2net): what `--unbind` would take down, the refusals that come before any sysfs
-//! write, the backend each function would use, and `query` answered from the kernel while be2net
-//! holds the function; `apply`'s `unbind = true` as the permission to take a bound function.
+//! write (a chip reset that would leave the other port on be2net among them), the backend each
+//! function would use, and `query` answered from the kernel while be2net holds the function;
+//! `apply`'s `unbind = true` as the permission to take a bound function.
 //! (Moving functions for real needs a kernel: the fake-kernel tests of
 //! `oce_pci::handoff` and the guest tests cover that.)
 
@@ -20,19 +21,22 @@ fn addr(s: &str) -> PciAddress {
 
 /// The card: both ports in group 7 on be2net, each with a network interface, ocrdma on port 0.
 fn two_port_card() -> FakeTree {
+    card_in_groups([Some(7), Some(7)])
+}
+
+/// The card with each port in the IOMMU group given (`None`: no IOMMU, the sysfs backend).
+fn card_in_groups(groups: [Option<u32>; 2]) -> FakeTree {
     let tree = FakeTree::new();
-    tree.device(addr(PORT0), 0x10df, 0x0720).subsystem(0x10df, 0xe702).group(7).driver("be2net").netdev(
-        "ocefake0",
-        "00:00:c9:00:00:01",
-        "up",
-        Some(10_000),
-    );
-    tree.device(addr(PORT1), 0x10df, 0x0720).subsystem(0x10df, 0xe702).group(7).driver("be2net").netdev(
-        "ocefake1",
-        "00:00:c9:00:00:02",
-        "down",
-        None,
-    );
+    let port = |address: &str, group: Option<u32>| {
+        let dev = tree.device(addr(address), 0x10df, 0x0720).subsystem(0x10df, 0xe702);
+        match group {
+            Some(g) => dev.group(g),
+            None => dev,
+        }
+        .driver("be2net")
+    };
+    port(PORT0, groups[0]).netdev("ocefake0", "00:00:c9:00:00:01", "up", Some(10_000));
+    port(PORT1, groups[1]).netdev("ocefake1", "00:00:c9:00:00:02", "down", None);
     std::fs::create_dir_all(tree.roots().device_dir(addr(PORT0)).join("infiniband/ocrdma0")).unwrap();
     tree
 }
@@ -103,6 +107,89 @@ fn a_foreign_group_member_is_refused_by_name_before_anything_moves() {
     assert_eq!(doc["error"]["kind"], "refused");
     let message = doc["error"]["message"].as_str().unwrap();
     assert!(message.contains("0000:04:00.0 is bound to nvme, and it is not a function of this adapter"), "{message}");
+    untouched(&tree);
+}
+
+/// The refusal of a chip reset on port 0 while port 1 stays on be2net, as `reset --json` prints it.
+fn reset_refusal(tree: &FakeTree, args: &[&str]) -> String {
+    let mut all = vec!["--device", PORT0];
+    all.extend_from_slice(args);
+    all.extend(["--yes", "--json", "reset"]);
+    let run = on_tree(tree, &all);
+    assert_eq!(run.code, 4, "{run:?}");
+    let doc = run.json();
+    assert_eq!(doc["error"]["kind"], "refused");
+    let message = doc["error"]["message"].as_str().unwrap().to_owned();
+    assert!(
+        message.starts_with(
+            "refusing to reset the chip of 0000:03:00.0: the reset restarts every function of the card, and \
+             0000:03:00.1 (be2net: ocefake1) stays on a host driver through it ("
+        ),
+        "{message}"
+    );
+    assert!(message.contains("echo 0000:03:00.1 > /sys/bus/pci/drivers/be2net/unbind"), "{message}");
+    message
+}
+
+#[test]
+fn reset_without_an_iommu_is_refused_while_the_other_port_stays_on_be2net() {
+    // No IOMMU: the sysfs backend takes port 0 alone (unbound here, so no --unbind is needed),
+    // and the chip reset would restart port 1 under be2net.
+    let tree = card_in_groups([None, None]);
+    tree.as_root();
+    tree.huge_pages(1, 1);
+    std::fs::remove_file(tree.roots().device_dir(addr(PORT0)).join("driver")).unwrap();
+    let message = reset_refusal(&tree, &[]);
+    assert!(message.contains("(the sysfs backend hands off only 0000:03:00.0)"), "{message}");
+    // Refused before anything was written.
+    assert_eq!(driver_override(&tree, PORT0), "(null)\n");
+    assert_eq!(tree.driver_of(addr(PORT0)), None);
+    assert_eq!(
+        (driver_override(&tree, PORT1).as_str(), tree.driver_of(addr(PORT1)).as_deref()),
+        ("(null)\n", Some("be2net"))
+    );
+
+    // With --unbind the sysfs backend still moves port 0 only: refused all the same.
+    tree.bind(addr(PORT0), "be2net");
+    reset_refusal(&tree, &["--unbind"]);
+    untouched(&tree);
+
+    // A dry run resets nothing, so nothing is refused for it: it goes on to the hand-off, which
+    // asks before taking port 0 from be2net.
+    let run = on_tree(&tree, &["--device", PORT0, "--unbind", "--json", "reset", "--dry-run"]);
+    assert_eq!(run.code, 4, "{run:?}");
+    let message = run.json()["error"]["message"].as_str().unwrap().to_owned();
+    assert!(message.starts_with("refusing to unbind be2net from 0000:03:00.0"), "{message}");
+    untouched(&tree);
+}
+
+#[test]
+fn reset_with_a_group_per_port_is_refused_while_the_other_port_stays_on_be2net() {
+    // ACS: each port in its own IOMMU group, so --unbind moves port 0's group only.
+    let tree = card_in_groups([Some(7), Some(8)]);
+    let message = reset_refusal(&tree, &["--unbind"]);
+    assert!(message.contains("(the hand-off moves only the functions in IOMMU group 7)"), "{message}");
+    untouched(&tree);
+
+    // Port 1 on vfio-pci (another ocetool, or a VM) is not a host driver: no refusal of the reset
+    // for it; the hand-off's own confirmation comes next.
+    std::fs::remove_file(tree.roots().device_dir(addr(PORT1)).join("driver")).unwrap();
+    tree.bind(addr(PORT1), "vfio-pci");
+    let run = on_tree(&tree, &["--device", PORT0, "--unbind", "--json", "reset"]);
+    assert_eq!(run.code, 4, "{run:?}");
+    let message = run.json()["error"]["message"].as_str().unwrap().to_owned();
+    assert!(message.starts_with("refusing to unbind be2net from 0000:03:00.0"), "{message}");
+}
+
+#[test]
+fn reset_of_a_card_the_hand_off_takes_whole_is_not_refused_for_its_ports() {
+    // One group for both ports: --unbind moves both, so neither stays on be2net through the reset.
+    // The hand-off's confirmation, which names both, is what stops it here (no --yes).
+    let tree = two_port_card();
+    let run = on_tree(&tree, &["--device", PORT0, "--unbind", "--json", "reset"]);
+    assert_eq!(run.code, 4, "{run:?}");
+    let message = run.json()["error"]["message"].as_str().unwrap().to_owned();
+    assert!(message.starts_with("refusing to unbind the adapter's functions in IOMMU group 7"), "{message}");
     untouched(&tree);
 }
 

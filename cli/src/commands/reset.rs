@@ -1,5 +1,6 @@
 //! `ocetool reset`: the chip soft reset (pcicfg 0x5C bit 7, spec/protocol.md §2.5, §7.4), the
-//! POST wait, and a report of what now runs.
+//! POST wait, and a report of what now runs. On a real adapter it is refused while another
+//! function of the card stays on a host driver through it (`handoff::refuse_reset_under_drivers`).
 
 use oce_mailbox::adapter::read_profiles;
 use oce_pci::PciFunction;
@@ -45,6 +46,10 @@ impl Job for Reset {
 
     fn needs_ready_adapter(&self) -> bool {
         false
+    }
+
+    fn resets_the_chip(&self) -> bool {
+        !self.dry_run
     }
 
     fn run<F: PciFunction>(self, session: &mut Session<F>) -> CliResult<ResetJson> {

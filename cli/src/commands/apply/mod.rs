@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use oce_firmware::flash::Policy;
 use oce_mailbox::adapter::{AdapterInfo, read_info};
-use oce_pci::discover::{self, Inventory, Scope, discover};
+use oce_pci::discover::{Inventory, Scope, discover};
 use oce_pci::{PciAddress, PciFunction, Roots, sysfs};
 use serde::Serialize;
 
@@ -20,7 +20,7 @@ use super::fw::update::FwUpdate;
 use super::reset::Reset;
 use super::set_profile::SetProfile;
 use crate::args::GlobalArgs;
-use crate::device::{DeviceSpec, select_device, skyhawk_adapters};
+use crate::device::{DeviceSpec, drivers_on_the_card, select_device, skyhawk_adapters};
 use crate::error::{CliError, CliResult, mailbox_error, pci_error};
 use crate::output::{Report, printable};
 use crate::report::{FirmwareJson, ProfilePair};
@@ -100,21 +100,6 @@ fn slot_of(roots: &Roots, spec: &DeviceSpec) -> CliResult<Option<PciAddress>> {
     let DeviceSpec::Pci(addr) = spec else { return Ok(None) };
     let pf = sysfs::physical_function(roots, *addr).map_err(|e| pci_error(&format!("cannot read {addr}"), &e))?;
     Ok(Some(pf.unwrap_or(*addr)))
-}
-
-/// Functions of the card other than `spec` that a kernel driver other than vfio-pci holds: a chip
-/// reset would pull the rug from under them, so `activate = "reset"` waits for a reboot instead.
-fn drivers_on_the_card(roots: &Roots, inventory: Option<&Inventory>, spec: &DeviceSpec) -> CliResult<Vec<String>> {
-    let (DeviceSpec::Pci(addr), Some(inventory)) = (spec, inventory) else { return Ok(Vec::new()) };
-    let card = discover::adapter_slot(roots, *addr).map_err(|e| pci_error(&format!("cannot read {addr}"), &e))?;
-    Ok(inventory
-        .adapters
-        .iter()
-        .filter(|a| a.slot == card)
-        .flat_map(|a| &a.functions)
-        .filter(|f| f.address != *addr)
-        .filter_map(|f| f.driver.as_deref().filter(|d| *d != sysfs::VFIO_PCI).map(|d| format!("{} ({d})", f.address)))
-        .collect())
 }
 
 /// The OneConnect functions in sysfs.
@@ -204,7 +189,7 @@ fn work_on(
         return Ok(());
     }
     let unbind = unbind_for(&candidates, global.unbind);
-    let busy = drivers_on_the_card(roots, inventory, spec)?;
+    let busy = drivers_on_the_card(roots, inventory, spec)?.iter().map(ToString::to_string).collect();
     run_job_on(global, spec, unbind, ApplyAdapter { candidates, slot, busy, dry_run, progress }).map(|_| ())
 }
 

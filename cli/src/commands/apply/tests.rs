@@ -49,7 +49,7 @@ fn card(port1: Option<&str>) -> FakeTree {
 
 fn busy(tree: &FakeTree, spec: &DeviceSpec) -> Vec<String> {
     let inventory = discover_one_connect(tree.roots()).unwrap();
-    drivers_on_the_card(tree.roots(), Some(&inventory), spec).unwrap()
+    drivers_on_the_card(tree.roots(), Some(&inventory), spec).unwrap().iter().map(ToString::to_string).collect()
 }
 
 #[test]

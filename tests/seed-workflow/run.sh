@@ -55,6 +55,10 @@ STATE=$WORK/emu
 TRANSCRIPT=${TRANSCRIPT:-$WORK/transcript.txt}
 host() { "$HOST_OCETOOL" --device "emu:$STATE" "$@"; }
 qemu_emulated_adapter "$HOST_OCETOOL" "$STATE" "$WORK/image.ufi"   # the image is not used here
+# Port 0's link as the emulator reports it, which the kernel's answer in the guest must repeat.
+host --json query >"$WORK/before.json"
+LINK_UP=$(jq -r '.ports[0].link_up' "$WORK/before.json")
+SPEED=$(jq -r '.ports[0].speed_mbps' "$WORK/before.json")
 
 # The guest's root: Debian's userspace, the modules where modprobe finds them (none loaded at
 # boot), the packaged hook and modprobe.d file, ocetool, and the configuration.
@@ -134,6 +138,7 @@ if [ -n "$BDF" ]; then
   t "cat /run/ocetool/last-apply.json"
   t "dmesg | grep -E 'function_mode|MSI-x'"
   IF=$(netdev)
+  echo "GUEST-VALUE netdev=$IF"
   t "modprobe ocrdma"
   t "ibv_devices"
   t "ip link set dev $IF up"
@@ -203,6 +208,13 @@ json() { qemu_json "$LOG" "$1"; }
 rc() { qemu_rc "$LOG" "$1"; }
 value() { sed -n "s/^GUEST-VALUE $1=//p" "$2" | tail -1; }
 section() { sed -n 's/^GUEST-T \{0,1\}//p' "$1"; }
+# output LOG COMMAND: what COMMAND printed in the transcript (up to the next "# " line);
+# ran LOG COMMAND: COMMAND is in the transcript and exited 0 (`t` adds "(exit N)" otherwise).
+# Both read all their input: a reader that stops early fails the pipeline under pipefail.
+output() { section "$1" | awk -v c="# $2" 'on && /^# /{on = 0; done = 1} on{print} !done && $0 == c{on = 1}'; }
+ran() {
+  [ "$(section "$1" | grep -cxF "# $2")" -ge 1 ] && [ "$(output "$1" "$2" | grep -c '^(exit [0-9]*)$')" = 0 ]
+}
 dmesg_has() { grep -qE "^GUEST-DMESG .*$2" "$1"; }
 check1() { host_check "$LOG" "$1" "$2"; }
 FUNCTION='.adapters[].functions[] | select(.device_id == "0x0720")'
@@ -217,10 +229,13 @@ quiet() { [ "$(mad "$1")" -gt 0 ] && ! grep '^GUEST-ERR' "$1" | grep -vqE "$MAD"
 R=0; [ "$(rc list)" = 0 ] && json list |
   jq -e "[$FUNCTION | .backend == \"sysfs\" and (.backend_reason | test(\"no IOMMU group\"))] == [true]" >/dev/null || R=1
 check1 "list-sysfs-backend list: the sysfs backend, because the function has no IOMMU group" $R
-APPLY1=$(section "$LOG" | sed -n '/^# cat \/run\/ocetool\/last-apply.json$/,/^# /{/^#/d;p}')
-R=0; echo "$APPLY1" | jq -e '.changed == true and .adapters[0].error == null and
-  (.adapters[0].actions | map(test("profile|reset")) | all)' >/dev/null 2>&1 || R=1
-grep -q '^GUEST-T ocetool-apply: applied /etc/ocetool/ocetool.toml: exit 0' "$LOG" || R=1
+# The hook's report: one adapter, changed, with both actions the configuration asks for (the
+# profile made next, then the chip reset that activates it) and nothing else.
+R=0; output "$LOG" "cat /run/ocetool/last-apply.json" | jq -e '.changed == true and (.adapters | length) == 1 and
+  .adapters[0].error == null and (.adapters[0].actions | length == 2 and
+  (.[0] | test("the next-boot profile$")) and (.[1] | test("^reset the chip: ")))' >/dev/null 2>&1 || R=1
+ran "$LOG" "modprobe be2net" && output "$LOG" "modprobe be2net" |
+  grep '^ocetool-apply: applied /etc/ocetool/ocetool.toml: exit 0 changed=true' >/dev/null || R=1
 check1 "hook-applies a plain modprobe be2net ran the hook: ocetool apply set RoCE and reset the adapter first" $R
 MODE=$(grep -o 'function_mode=0x[0-9a-f]*' "$LOG" | head -1 | cut -d= -f2)
 R=0; [ -n "$MODE" ] && [ $((MODE & 0x4)) = 4 ] || R=1
@@ -228,7 +243,7 @@ check1 "roce-mode be2net probed with function_mode=${MODE:-none}: the RDMA bit 0
 VEC=$(sed -n 's/.*enabled \([0-9]*\) MSI-x vector(s) for RoCE.*/\1/p' "$LOG" | head -1)
 R=0; [ "${VEC:-0}" -ge 2 ] || R=1
 check1 "roce-vectors be2net enabled ${VEC:-no} MSI-X vectors for RoCE (at least 2)" $R
-R=0; dmesg_has "$LOG" 'ocrdma0 driver loaded successfully' && [ -n "$(section "$LOG" | grep -x '# modprobe ocrdma')" ] || R=1
+R=0; dmesg_has "$LOG" 'ocrdma0 driver loaded successfully' && ran "$LOG" "modprobe ocrdma" || R=1
 check1 "ocrdma-registered modprobe ocrdma registered ocrdma0" $R
 R=0; section "$LOG" | sed -n '/^# ibv_devices$/,/^# /p' | grep -qE '^[[:space:]]+ocrdma0[[:space:]]+[0-9a-f]{16}$' || R=1
 check1 "ibv-devices ibv_devices lists ocrdma0" $R
@@ -240,11 +255,18 @@ VECTORS=$(echo "$IRQS" | grep -oE 'PCI-MSI [0-9]+' | sort -u | wc -l)
 R=0; echo "$IRQS" | grep -q -- '-q0$' && echo "$IRQS" | grep -q 'ocrdma0-0$' && [ "$VECTORS" = "$(echo "$IRQS" | wc -l)" ] &&
   ! grep -qE '^GUEST-DMESG .*(MSIX Request IRQ failed|INTx)' "$LOG" || R=1
 check1 "own-vectors be2net's and ocrdma's interrupts each on a vector of its own ($VECTORS MSI-X vectors in /proc/interrupts)" $R
-R=0; [ "$(rc query)" = 0 ] && json query | jq -e '.source == "kernel" and .roce_enabled == true and
-  .driver.name == "be2net" and .driver.rdma_devices[0].name == "ocrdma0" and .profile == null' >/dev/null || R=1
-check1 "query-kernel query while be2net holds the function: exit 0 from the kernel, RoCE running on ocrdma0" $R
-R=0; [ "$(json query | jq -r .firmware.running)" = "$RUNNING" ] || R=1
-check1 "fw-version the kernel's firmware.running ($(json query | jq -r .firmware.running)) is the adapter's ($RUNNING)" $R
+# The kernel's answer: port 0 as be2net and sysfs have it (the netdev the guest saw, the link and
+# speed the emulator reports), the firmware's fields null, and the note naming the way to them.
+IF1=$(value netdev "$LOG")
+R=0; [ -n "$IF1" ] && [ "$(rc query)" = 0 ] && json query | jq -e --arg n "$IF1" --argjson up "$LINK_UP" \
+  --argjson speed "$SPEED" '.source == "kernel" and .roce_enabled == true and .driver.name == "be2net" and
+  .driver.rdma_devices[0].name == "ocrdma0" and .profile == null and .function_mode == null and
+  .ports[0].netdev == $n and .ports[0].link_up == $up and .ports[0].speed_mbps == $speed and
+  (.note | test("`ocetool --unbind query` reads them through the mailbox") and
+    test("taking \($n) down") and (test("no firmware version") | not))' >/dev/null || R=1
+check1 "query-kernel query while be2net holds the function: exit 0 from the kernel, RoCE on ocrdma0, ${IF1:-no netdev} link $LINK_UP at $SPEED Mb/s, the note" $R
+R=0; [ "$(json query | jq -r .firmware.running)" = "$RUNNING" ] && [ "$(json query | jq -r .firmware.stored)" = "$FACTORY" ] || R=1
+check1 "fw-version the kernel's firmware running $(json query | jq -r .firmware.running), stored $(json query | jq -r .firmware.stored) are the adapter's ($RUNNING, $FACTORY)" $R
 R=0; [ "$(json query | jq -r '.ports[0].mac')" = "$MAC" ] || R=1
 check1 "mac-equal the kernel's ports[0].mac ($(json query | jq -r '.ports[0].mac')) is the adapter's ($MAC)" $R
 R=0; grep -q '^GUEST-BAD' "$LOG" && R=1
@@ -264,12 +286,13 @@ R=0; json2 apply2 | jq -e '.changed == false and .adapters[0].error == null' >/d
 check2 "hook-unchanged the hook's apply at the next boot: nothing to change (changed false)" $R
 R=0; grep -q '^GUEST-DMESG .*function_mode=0x6' "$LOG2" && grep -q '^GUEST-DMESG .*ocrdma0 driver loaded successfully' "$LOG2" || R=1
 check2 "roce-again be2net in RoCE mode and ocrdma0 registered again" $R
-REFUSAL=$(section "$LOG2" | sed -n '/^# ocetool --unbind set-profile nic$/,/^# /p')
-R=0; echo "$REFUSAL" | grep -q '(exit 4)' && echo "$REFUSAL" | grep -q "$(value netdev_before "$LOG2")" &&
-  echo "$REFUSAL" | grep -q ocrdma0 || R=1
-check2 "unbind-refused --unbind without --yes: refused (exit 4), naming $(value netdev_before "$LOG2") and ocrdma0" $R
+REFUSAL=$(output "$LOG2" "ocetool --unbind set-profile nic")
+IF2=$(value netdev_before "$LOG2")
+R=0; [ -n "$IF2" ] && echo "$REFUSAL" | grep -qx '(exit 4)' && echo "$REFUSAL" | grep -qwF -- "$IF2" &&
+  echo "$REFUSAL" | grep -qw ocrdma0 || R=1
+check2 "unbind-refused --unbind without --yes: refused (exit 4), naming ${IF2:-no netdev} and ocrdma0" $R
 SET_PROFILE=$(section "$LOG2" | sed -n '/^# ocetool --json --unbind --yes set-profile nic$/,/^# /{/^#/d;p}')
-R=0; echo "$SET_PROFILE" | jq -e --arg n "$(value netdev_before "$LOG2")" '
+R=0; echo "$SET_PROFILE" | jq -e --arg n "$IF2" '
   .changed == true and .handoff.backend == "vfio" and
   (.handoff.moved[0] | .driver == "be2net" and .netdevs[0].name == $n and .rdma == ["ocrdma0"])' >/dev/null || R=1
 check2 "unbind-names set-profile nic --unbind --yes through VFIO: handoff.moved names be2net, the netdev and ocrdma0" $R

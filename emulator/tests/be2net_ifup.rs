@@ -114,6 +114,28 @@ fn a_rearm_with_events_outstanding_fires_at_once() {
 }
 
 #[test]
+fn a_cq_rearmed_over_an_entry_it_has_not_popped_posts_its_event_at_once() {
+    // ocrdma's MQ handler, on one CPU, reaps its CQ and wakes the command's waiter, which posts
+    // the next command from another CPU before the handler rings the CQ doorbell with re-arm:
+    // that command's completion lands on the disarmed CQ.
+    let (_d, mut host, mut nic) = up(1);
+    host.interrupt(&mut nic);
+    let cq = mcc_cq(&host);
+    host.cq_notify(cq, false, 0);
+    let tag = host.mcc_post(&GetFwVersion);
+    assert!(host.irq.take().is_empty(), "a disarmed CQ posts no event");
+    host.cq_notify(cq, true, 0); // re-armed, that entry not popped
+    let (irqs, served) = host.interrupt(&mut nic);
+    assert_eq!(irqs, [Irq::Msix(0)], "no lost wake-up");
+    assert_eq!(served, [(0, vec![cq])]);
+    assert!(host.completed[&tag].is_success());
+    // Popped and re-armed in one write (be2net's way): armed, nothing more to announce.
+    assert!(host.irq.take().is_empty());
+    host.mcc(&GetFwVersion).unwrap();
+    assert_eq!(host.interrupt(&mut nic).0, [Irq::Msix(0)], "armed again: the next completion interrupts");
+}
+
+#[test]
 fn no_interrupt_while_host_interrupts_are_off() {
     let (_d, mut host, mut nic) = up(1);
     host.interrupt(&mut nic);

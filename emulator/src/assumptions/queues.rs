@@ -33,7 +33,11 @@
 //!   the armed state to its REARM bit. A completion written to an armed, eventable CQ disarms it
 //!   and posts one entry `(cq_id << 16) | 1` to its EQ; an entry posted to an armed EQ disarms it
 //!   and fires. An EQ doorbell subtracts `num_popped` from the entries outstanding, and REARM
-//!   with entries still outstanding fires at once instead of arming (no lost wake-ups). Firing
+//!   with entries still outstanding fires at once instead of arming (no lost wake-ups); a CQ
+//!   doorbell likewise subtracts `num_popped` from the CQ's unpopped entries, and REARM with
+//!   some left posts the CQ's event at once instead of arming (ocrdma's MQ handler re-arms after
+//!   waking a waiter that may already have posted the next command, whose completion then lands
+//!   on the disarmed CQ; the seed-workflow guest test lost it without this rule). Firing
 //!   sends the EQ's MSI-X vector while MSI-X is enabled, otherwise asserts INTx until an EQ
 //!   doorbell with CLR; either only while host interrupts are on (SET_INTERRUPT_ENABLE, or
 //!   INT_CTRL's HOSTINTR bit at config 0xFC): whether HOSTINTR also gates MSI-X is not public.

@@ -74,6 +74,8 @@ pub(crate) struct CompletionQueue {
     /// The EQ that hears of new entries (eventable CQs only).
     pub(crate) eq: Option<u16>,
     pub(crate) producer: u32,
+    /// Entries written that the host has not reported popped (at most the ring's size).
+    pub(crate) outstanding: u32,
     /// The next entry posts an event to [`CompletionQueue::eq`].
     pub(crate) armed: bool,
 }

@@ -64,12 +64,21 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         }
     }
 
-    /// A CQ doorbell: the CQ is armed or disarmed as REARM says.
+    /// A CQ doorbell: the host popped entries, and re-arms or disarms the CQ; a re-arm of an
+    /// eventable CQ with entries still outstanding posts its event at once instead of arming (as
+    /// an EQ fires at once): a completion written while the host's handler had the CQ disarmed,
+    /// after it last looked, is not left unannounced.
     fn cq_doorbell(&mut self, db: CqDoorbell) {
         let id = db.id();
-        match self.firmware.resources.cqs.get_mut(&id) {
-            Some(cq) => cq.armed = db.rearm(),
-            None => self.queue_miss(QueueKind::Cq, id),
+        let Some(cq) = self.firmware.resources.cqs.get_mut(&id) else {
+            self.queue_miss(QueueKind::Cq, id);
+            return;
+        };
+        cq.outstanding = cq.outstanding.saturating_sub(db.popped().into());
+        let event = cq.eq.filter(|_| db.rearm() && cq.outstanding > 0);
+        cq.armed = db.rearm() && event.is_none();
+        if let Some(eq) = event {
+            self.post_event(eq, id);
         }
     }
 
@@ -83,6 +92,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         };
         let at = cq.ring.entry(cq.producer);
         cq.producer = cq.ring.advance(cq.producer, 1);
+        cq.outstanding = cq.outstanding.saturating_add(1).min(cq.ring.entries);
         let event = cq.eq.filter(|_| cq.armed);
         if event.is_some() {
             cq.armed = false;

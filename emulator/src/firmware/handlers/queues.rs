@@ -69,7 +69,10 @@ pub(crate) fn cq_create(fw: &mut Firmware, _: &Context, req: CqCreate) -> Result
         return Err(exhausted());
     }
     let id = free_id(&r.cqs, CqDoorbell::MAX_ID.into()).ok_or_else(exhausted)?;
-    r.cqs.insert(id, CompletionQueue { ring, eq: ctx.eventable.then_some(ctx.eq_id), producer: 0, armed: ctx.armed });
+    r.cqs.insert(
+        id,
+        CompletionQueue { ring, eq: ctx.eventable.then_some(ctx.eq_id), producer: 0, outstanding: 0, armed: ctx.armed },
+    );
     Ok(QueueCreated { id })
 }
 

@@ -15,7 +15,12 @@
 #     shows port 1 PORT_ACTIVE with link_layer Ethernet; be2net's and ocrdma's interrupts are on
 #     vectors of their own (no MSI-X request failure);
 #   - `ocetool query` while be2net holds the function answers from the kernel (exit 0,
-#     "source": "kernel", RoCE running on ocrdma0); the host compares its firmware and MAC.
+#     "source": "kernel", RoCE running on ocrdma0, the netdev, its link and speed, a note on how
+#     to get the rest); the host compares its firmware (running and stored), MAC, link and speed;
+#   - `ocetool --unbind --yes query` (text, then JSON) takes the function from be2net through the
+#     sysfs backend (held unbound by driver_override `ocetool-hold` for the command): the adapter's
+#     own answer, `handoff.backend` sysfs, `handoff.moved` naming be2net, the netdev and ocrdma0;
+#     then the function is be2net's again, with its netdev and ocrdma0, no driver_override left.
 # Boot 2, with the vIOMMU (VFIO), the adapter now in RoCE:
 #   - `modprobe be2net` runs the hook again: nothing to change; be2net in RoCE mode, ocrdma0 again;
 #   - `ocetool --unbind set-profile nic` without --yes is refused (exit 4), naming the netdev and
@@ -34,7 +39,8 @@ set -euo pipefail
 qemu_init seed-workflow
 
 CHECKS="adapter-present list-sysfs-backend hook-applies roce-mode roce-vectors ocrdma-registered ibv-devices
-  ibv-devinfo own-vectors query-kernel fw-version mac-equal no-oops-1 quiet-drivers-1
+  ibv-devinfo own-vectors query-kernel fw-version mac-equal unbind-sysfs unbind-sysfs-restores no-oops-1
+  quiet-drivers-1
   hook-unchanged roce-again unbind-refused unbind-names unbind-restores reset-nic back-to-nic no-rdma-device
   no-oops-2 quiet-drivers-2 host-nic server-ended"
 # The guest's userspace from Debian: kmod (modprobe reads /usr/lib/modprobe.d and runs the hook)
@@ -147,6 +153,10 @@ if [ -n "$BDF" ]; then
   t "grep -E '$IF-q|ocrdma' /proc/interrupts"
   t "ocetool query"
   doc query query
+  note "The rest is the firmware's to say: --unbind takes the function from be2net for the command."
+  t "ocetool --unbind --yes query"
+  doc unbind_query --unbind --yes query
+  echo "GUEST-VALUE after_unbind=$(drv "$BDF") $(cat "$D/driver_override") $(netdev) $(ls /sys/class/infiniband | tr '\n' ' ')"
   splats
   since probe-roce | grep -E 'be2net|ocrdma|infiniband' | sed 's/^/GUEST-DMESG /'
   driver_errors | sed 's/^/GUEST-ERR /'
@@ -269,6 +279,18 @@ R=0; [ "$(json query | jq -r .firmware.running)" = "$RUNNING" ] && [ "$(json que
 check1 "fw-version the kernel's firmware running $(json query | jq -r .firmware.running), stored $(json query | jq -r .firmware.stored) are the adapter's ($RUNNING, $FACTORY)" $R
 R=0; [ "$(json query | jq -r '.ports[0].mac')" = "$MAC" ] || R=1
 check1 "mac-equal the kernel's ports[0].mac ($(json query | jq -r '.ports[0].mac')) is the adapter's ($MAC)" $R
+# The sysfs backend's hand-off from a live be2net: the function held unbound for the command
+# (driver_override ocetool-hold, which no driver matches), then given back.
+R=0; ran "$LOG" "ocetool --unbind --yes query" && output "$LOG" "ocetool --unbind --yes query" |
+  grep -F "Driver hand-off (sysfs backend): $(json unbind_query | jq -r .device) (be2net) given back" >/dev/null &&
+  [ "$(rc unbind_query)" = 0 ] && json unbind_query | jq -e --arg n "$IF1" --argjson mode "$((${MODE:-0}))" '
+  .source == "adapter" and .function_mode == $mode and .profile.active.roce == true and
+  .handoff.backend == "sysfs" and (.handoff.moved | length) == 1 and
+  (.handoff.moved[0] | .driver == "be2net" and .netdevs[0].name == $n and .rdma == ["ocrdma0"])' >/dev/null || R=1
+check1 "unbind-sysfs query --unbind --yes (twice: text, JSON) through the sysfs backend: the adapter's answer (function mode ${MODE:-?}), handoff.moved names be2net, ${IF1:-no netdev} and ocrdma0" $R
+R=0; set -- $(value after_unbind "$LOG")
+[ "${1:-}" = be2net ] && [ "${2:-}" = "(null)" ] && [ -n "$IF1" ] && [ "${3:-}" = "$IF1" ] && [ "${4:-}" = ocrdma0 ] || R=1
+check1 "unbind-sysfs-restores afterwards the function is be2net's again, no driver_override, with ${IF1:-its netdev} and ocrdma0 ($*)" $R
 R=0; grep -q '^GUEST-BAD' "$LOG" && R=1
 [ "$QRC1" = 0 ] && grep -q '^GUEST-DONE' "$LOG" || R=1
 check1 "no-oops-1 boot 1 finished (qemu rc $QRC1), no oops, BUG or panic" $R

@@ -8,9 +8,12 @@
 #     registers a netdev; `ethtool -i` says driver be2net; its firmware-version and the netdev's
 #     MAC go to the host, which compares them with its own `ocetool query` (firmware.running,
 #     ports[0].mac);
-#   - `ip link set up`: operstate up with carrier, as the emulator's link is up; then the host
-#     sets the `link-down` fault through the server's control socket (the guest asks for it on a
-#     second serial port) and the guest sees the carrier go, and come back when it is cleared;
+#   - be2net's log of its probe names the function mode and the active profile the host's
+#     `ocetool query` gives (function_mode, profile.active.id);
+#   - `ip link set up`: operstate and carrier as the host's query says port 0's link is
+#     (ports[0].link_up: up in a factory-fresh emulator); then the host sets the `link-down`
+#     fault through the server's control socket (the guest asks for it on a second serial
+#     port) and the guest sees the carrier go, and come back when it is cleared;
 #   - `ethtool -S` answers (statistics from the driver's asynchronous GET_STATISTICS);
 #   - `rmmod be2net` and `modprobe be2net` probe again cleanly, three times;
 #   - `ethtool -f IF image.ufi` with an image from `ocetool fw build` in /lib/firmware succeeds:
@@ -29,9 +32,9 @@ set -euo pipefail
 . "$(dirname "$0")/../qemu/lib.sh"
 qemu_init be2net-qemu
 
-CHECKS="adapter-present probe-clean netdev-registered drvinfo-driver fw-version mac-equal link-up
-  link-down-event link-up-event ethtool-stats reload-1 reload-2 reload-3 flash-ok flash-stored
-  fw-update-unchanged probe-failure no-oops"
+CHECKS="adapter-present probe-clean netdev-registered drvinfo-driver fw-version mac-equal function-mode
+  active-profile link-up link-down-event link-up-event ethtool-stats reload-1 reload-2 reload-3 flash-ok
+  flash-stored fw-update-unchanged probe-failure no-oops"
 # The guest's tools and the shared libraries they load (ld.so --list checks they resolve).
 GUEST_DEBS="ethtool iproute2 libc6 libmnl0 libbpf1 libelf1 libbsd0 libcap2 zlib1g libmd0"
 
@@ -45,6 +48,17 @@ REQ=$WORK/requests
 : >"$LOG"
 host() { "$OCETOOL" --device "emu:$STATE" "$@"; }
 qemu_emulated_adapter "$OCETOOL" "$STATE" "$IMAGE"
+# What be2net must find: the host's query before the boot (the link, the function mode and the
+# active profile); the guest reads the link it must see from /etc/expected-link.
+host --json query >"$WORK/before.json"
+LINK_UP=$(jq -r '.ports[0].link_up' "$WORK/before.json")
+FUNCTION_MODE=$(jq -r '.function_mode' "$WORK/before.json")
+PROFILE_ID=$(jq -r '.profile.active.id' "$WORK/before.json")
+case $LINK_UP in
+  true) echo "EXPECT_OPER=up EXPECT_CARRIER=1" ;;
+  false) echo "EXPECT_OPER=down EXPECT_CARRIER=0" ;;
+  *) echo "be2net-qemu: the host's query gives no link state for port 0 ($LINK_UP)"; exit 2 ;;
+esac >"$WORK/expected-link"
 
 # The guest's root: be2net where modprobe finds it (not loaded at boot), the tools, the image.
 ROOT=$WORK/root
@@ -101,8 +115,10 @@ if [ -n "$BDF" ]; then
   $ETHTOOL -i "$IF" | grep -qx 'driver: be2net'; check "drvinfo-driver ethtool -i says driver be2net" $?
   echo "GUEST-VALUE fw_version=$($ETHTOOL -i "$IF" | sed -n 's/^firmware-version: //p')"
   echo "GUEST-VALUE mac=$(cat "/sys/class/net/$IF/address")"
+  . /etc/expected-link
   $IP link set dev "$IF" up
-  wait_for 15 link_is up 1; check "link-up ip link set up: operstate up, carrier 1" $?
+  wait_for 15 link_is "$EXPECT_OPER" "$EXPECT_CARRIER"
+  check "link-up ip link set up: operstate $(cat "/sys/class/net/$IF/operstate"), carrier $(cat "/sys/class/net/$IF/carrier"), as the emulator's link says ($EXPECT_OPER, $EXPECT_CARRIER)" $?
   ask link-down
   wait_for 20 link_is down 0; check "link-down-event the host's link-down fault drops the carrier" $?
   ask link-up
@@ -155,7 +171,8 @@ command -v cttyhack >/dev/null && exec setsid cttyhack sh
 exec sh
 INIT
 
-qemu_initramfs "$WORK/initramfs.cpio.gz" "$WORK/init" --tree "$ROOT" --file "$WORK/common.sh:/lib/common.sh"
+qemu_initramfs "$WORK/initramfs.cpio.gz" "$WORK/init" --tree "$ROOT" --file "$WORK/common.sh:/lib/common.sh" \
+  --file "$WORK/expected-link:/etc/expected-link"
 qemu_initramfs "$WORK/shell.cpio.gz" "$WORK/init-shell" --tree "$ROOT"
 qemu_initramfs "$WORK/initramfs2.cpio.gz" "$WORK/init2" --tree "$ROOT" --file "$WORK/common.sh:/lib/common.sh"
 
@@ -197,6 +214,14 @@ R=0; [ "$(value fw_version)" = "$RUNNING" ] || R=1
 host_check "$LOG" "fw-version ethtool -i's firmware-version ($(value fw_version)) is ocetool query's firmware.running ($RUNNING)" $R
 R=0; [ "$(value mac)" = "$MAC" ] || R=1
 host_check "$LOG" "mac-equal the netdev's MAC ($(value mac)) is ocetool query's ports[0].mac ($MAC)" $R
+# be2net's own log of its first probe: "FW config: function_mode=0x%x, ..." (QUERY_FIRMWARE_CONFIG)
+# and "Using profile 0x%x" (GET_ACTIVE_PROFILE): spec/be2net-driver.md §0.2 (log strings), §2.
+GUEST_MODE=$(sed -n 's/^GUEST-DMESG .*FW config: function_mode=\(0x[0-9a-f]*\),.*/\1/p' "$LOG" | head -1)
+R=0; [ -n "$GUEST_MODE" ] && [ "$((GUEST_MODE))" = "$FUNCTION_MODE" ] || R=1
+host_check "$LOG" "function-mode be2net's FW config function_mode (${GUEST_MODE:-not logged}) is ocetool query's function_mode ($FUNCTION_MODE)" $R
+GUEST_PROFILE=$(sed -n 's/^GUEST-DMESG .*Using profile \(0x[0-9a-f]*\)$/\1/p' "$LOG" | head -1)
+R=0; [ -n "$GUEST_PROFILE" ] && [ "$((GUEST_PROFILE))" = "$PROFILE_ID" ] || R=1
+host_check "$LOG" "active-profile be2net's active profile (${GUEST_PROFILE:-not logged}) is ocetool query's profile.active.id ($PROFILE_ID)" $R
 R=0; host --json query >"$WORK/after.json" && jq -e --arg v "$NEW" '.firmware.stored == $v' "$WORK/after.json" >/dev/null || R=1
 host_check "$LOG" "flash-stored ocetool query on the host shows $NEW stored" $R
 R=0; host --json fw update "$IMAGE" --yes >"$WORK/update.json" && jq -e '.changed == false' "$WORK/update.json" >/dev/null || R=1

@@ -30,11 +30,11 @@
 # exits non-zero on any failure.
 set -euo pipefail
 . "$(dirname "$0")/../qemu/lib.sh"
-qemu_init be2net-qemu
-
 CHECKS="adapter-present probe-clean netdev-registered drvinfo-driver fw-version mac-equal function-mode
   active-profile link-up link-down-event link-up-event ethtool-stats reload-1 reload-2 reload-3 flash-ok
   flash-stored fw-update-unchanged probe-failure no-oops"
+qemu_init be2net-qemu "$CHECKS"
+
 # The guest's tools and the shared libraries they load (ld.so --list checks they resolve).
 GUEST_DEBS="ethtool iproute2 libc6 libmnl0 libbpf1 libelf1 libbsd0 libcap2 zlib1g libmd0"
 

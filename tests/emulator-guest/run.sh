@@ -22,10 +22,9 @@
 # and so does a guest that never reached its checks); exits non-zero on any failure.
 set -euo pipefail
 . "$(dirname "$0")/../qemu/lib.sh"
-qemu_init emulator-guest
-
 CHECKS="version-newer adapter-present pcie-endpoint msix-32 bar-sizes bar-read-timed list-usable query-ok set-profile-roce
   fw-update-flashes fw-update-unchanged host-query-equals host-state-agrees server-ended"
+qemu_init emulator-guest "$CHECKS"
 
 qemu_say "building ocetool (host and static guest build)"
 (cd "$REPO" && cargo build --locked -q -p ocetool)

@@ -3,8 +3,15 @@
 # programs and files, a run of server + guest, and the PASS/FAIL summary.
 #
 #   . tests/qemu/lib.sh
-#   qemu_init NAME                       work dir in $WORK (kept if $KEEP_WORK=DIR), host packages,
-#                                        $QEMU (sid wrapper), $KVER/$VMLINUZ (kernel, cached)
+#   qemu_init NAME "ID..."               work dir in $WORK (kept if $KEEP_WORK=DIR), host packages,
+#                                        $QEMU (sid wrapper), $KVER/$VMLINUZ (kernel, cached); the
+#                                        IDs are the checks qemu_summary will count (qemu_expect),
+#                                        and the EXIT trap is qemu_exit
+#   qemu_expect NAME "ID..."             from here on, an exit before qemu_summary has printed its
+#                                        line (a setup step failing under set -e, an explicit
+#                                        exit) prints "NAME: 0 passed, N failed", every expected
+#                                        check failed, and exits non-zero (qemu_exit, the EXIT trap
+#                                        a script without qemu_init sets itself)
 #   qemu_guest_build ARGS...             cargo build of static guest programs (--target x86_64 gnu,
 #                                        +crt-static); prints "name path" lines
 #   qemu_debs DIR PKG...                 Debian packages (bookworm, this machine's apt sources)
@@ -57,13 +64,14 @@ qemu_say() { echo "$QEMU_NAME: $* ($(($(date +%s) - QEMU_T0))s)"; }
 
 qemu_init() {
   QEMU_NAME=$1
+  [ $# -lt 2 ] || qemu_expect "$1" "$2"
   QEMU_T0=$(date +%s)
   if [ -n "${KEEP_WORK:-}" ]; then
     WORK=$KEEP_WORK; mkdir -p "$WORK"
-    trap qemu_cleanup EXIT
+    trap qemu_exit EXIT
   else
     WORK=$(mktemp -d "/tmp/ocetool-$QEMU_NAME.XXXXXX")
-    trap 'qemu_cleanup; rm -rf "$WORK"' EXIT
+    trap 'qemu_exit "$WORK"' EXIT
   fi
   SOCK=$WORK/vfu.sock
   local need=() p
@@ -239,6 +247,26 @@ qemu_ok() {
   host_check "$log" "$check" $r
 }
 
+qemu_expect() { QEMU_NAME=$1; QEMU_CHECKS=$2; }
+
+# The EXIT trap (qemu_exit [DIR]): stops the server and helpers (qemu_cleanup), prints the summary
+# line with every expected check failed if the script ends before qemu_summary printed its own,
+# removes DIR (the work folder, unless kept) and exits with the script's status, non-zero then.
+# A trap runs under the script's set -e, where one failing step would skip the rest: set +e.
+qemu_exit() {
+  local rc=$? at=$BASH_COMMAND n
+  set +e
+  qemu_cleanup
+  if [ -n "${QEMU_CHECKS+set}" ] && [ -z "${QEMU_SUMMARY_DONE:-}" ]; then
+    n=$(echo $QEMU_CHECKS | wc -w)
+    echo "$QEMU_NAME: stopped before its checks were counted (exit $rc at: $at)"
+    echo "$QEMU_NAME: 0 passed, $n failed"
+    [ "$rc" != 0 ] || rc=1
+  fi
+  [ -z "${1:-}" ] || rm -rf "$1"
+  exit "$rc"
+}
+
 # Stops, by PID, the server this library started and the helpers a script started in the
 # background and listed in $QEMU_HELPER_PIDS, those that still run (on every exit, failures too).
 qemu_cleanup() {
@@ -275,5 +303,6 @@ qemu_summary() {
     failed=$((failed + 1))
   fi
   echo "$name: $passed passed, $failed failed"
+  QEMU_SUMMARY_DONE=1
   [ "$failed" = 0 ]
 }

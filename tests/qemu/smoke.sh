@@ -11,7 +11,8 @@
 # Ends with "qemu-smoke: N passed, M failed"; exits non-zero on any failure.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-qemu_init qemu-smoke
+CHECKS="device-present bar0-size iommu-group config-read bar0-round-trip vfio-bar-read server-saw-client-go"
+qemu_init qemu-smoke "$CHECKS"
 
 qemu_say "building the test device server and the guest probe"
 (cd "$REPO" && cargo build --locked -q -p oce-emulator-serve --example test-device)
@@ -48,5 +49,4 @@ wait "$SERVER_PID" || true
 cat "$WORK/server.log"
 R=0; grep -q 'the client disconnected' "$WORK/server.log" || R=1
 host_check "$WORK/serial.log" "server-saw-client-go the server saw the client go" $R
-qemu_summary qemu-smoke "$WORK/serial.log" \
-  "device-present bar0-size iommu-group config-read bar0-round-trip vfio-bar-read server-saw-client-go"
+qemu_summary qemu-smoke "$WORK/serial.log" "$CHECKS"

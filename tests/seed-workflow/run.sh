@@ -36,13 +36,12 @@
 # and so does a guest that never reached its checks); exits non-zero on any failure.
 set -euo pipefail
 . "$(dirname "$0")/../qemu/lib.sh"
-qemu_init seed-workflow
-
 CHECKS="adapter-present list-sysfs-backend hook-applies roce-mode roce-vectors ocrdma-registered ibv-devices
   ibv-devinfo own-vectors query-kernel fw-version mac-equal unbind-sysfs unbind-sysfs-restores no-oops-1
-  quiet-drivers-1
-  hook-unchanged roce-again unbind-refused unbind-names unbind-restores reset-nic back-to-nic no-rdma-device
-  no-oops-2 quiet-drivers-2 host-nic server-ended"
+  quiet-drivers-1 hook-unchanged roce-again unbind-refused unbind-names unbind-restores reset-nic back-to-nic
+  no-rdma-device no-oops-2 quiet-drivers-2 host-nic server-ended"
+qemu_init seed-workflow "$CHECKS"
+
 # The guest's userspace from Debian: kmod (modprobe reads /usr/lib/modprobe.d and runs the hook)
 # and rdma-core's ibverbs-utils with the ocrdma provider, and the libraries they load.
 GUEST_DEBS="kmod libkmod2 liblzma5 libssl3 libzstd1 libc6 ibverbs-utils ibverbs-providers libibverbs1

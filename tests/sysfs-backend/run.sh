@@ -21,11 +21,10 @@
 # exits non-zero on any failure.
 set -euo pipefail
 . "$(dirname "$0")/../qemu/lib.sh"
-qemu_init sysfs-backend
-
 CHECKS="adapter-present no-iommu-group list-sysfs-backend no-huge-page-refused list-usable query-auto
   set-profile-roce fw-update-flashes query-forced backend-vfio-refused function-as-found host-query-equals
   server-ended"
+qemu_init sysfs-backend "$CHECKS"
 
 qemu_say "building ocetool (host and static guest build)"
 (cd "$REPO" && cargo build --locked -q -p ocetool)

@@ -32,11 +32,20 @@ TARGET=x86_64-unknown-linux-gnu
 T0=$(date +%s)
 say() { echo "vfio-qemu: $* ($(( $(date +%s) - T0 ))s)"; }
 
+# The guest tests of pci/tests/vfio_guest.rs, each run by its exact name.
+GUEST_TESTS="edu_config_bar_and_dma_through_vfio e1000_hand_off_and_back sigterm_mid_command_restores_e1000"
+# Every check ID the run must report as passed: the guest tests, then the guest's own checks, then
+# the host's checks of the guest's `ocetool list` output. Armed at once (qemu_expect, qemu_exit):
+# a setup step that fails from here on still ends with the summary line, every check failed.
+EXPECTED_CHECKS="$GUEST_TESTS sysfs-e1000-rebound sysfs-edu-unbound cli-not-oneconnect cli-no-unbind \
+  cli-kernel-query cli-unbind list-edu list-e1000"
+qemu_expect vfio-qemu "$EXPECTED_CHECKS"
 if [ -n "${VFIO_QEMU_WORK:-}" ]; then
   WORK=$VFIO_QEMU_WORK; mkdir -p "$WORK"
+  trap qemu_exit EXIT
 else
   WORK=$(mktemp -d /tmp/ocetool-vfio-qemu.XXXXXX)
-  trap 'rm -rf "$WORK"' EXIT
+  trap 'qemu_exit "$WORK"' EXIT
 fi
 
 # 1. Host packages.
@@ -76,13 +85,6 @@ depmod -b "$WORK/kpkg" "$KVER"
 # vfio stack, then e1000 (order from modprobe, as the module sets differ between kernels).
 MODS=$(for m in vfio-pci vfio_iommu_type1 e1000; do modprobe -d "$WORK/kpkg" -S "$KVER" --show-depends "$m"; done \
   | awk '$1=="insmod"{print $2}' | awk '!seen[$0]++')
-
-# The guest tests of pci/tests/vfio_guest.rs, each run by its exact name.
-GUEST_TESTS="edu_config_bar_and_dma_through_vfio e1000_hand_off_and_back sigterm_mid_command_restores_e1000"
-# Every check ID the run must report as passed: the guest tests, then the guest's own checks, then
-# the host's checks of the guest's `ocetool list` output.
-EXPECTED_CHECKS="$GUEST_TESTS sysfs-e1000-rebound sysfs-edu-unbound cli-not-oneconnect cli-no-unbind \
-  cli-kernel-query cli-unbind list-edu list-e1000"
 
 # 3. The guest programs, static glibc binaries (pci-driver does not build for musl). ocetool is
 #    built with the test feature `unsafe-any-device`, so it honours OCETOOL_UNSAFE_ANY_DEVICE=1

@@ -72,10 +72,26 @@
 //!   the function by the guest's `devfn`, which the emulator accepts only as 0 (the PF is
 //!   function 0, [`crate::assumptions::PF_NUM`]): the test puts the adapter behind a PCIe root
 //!   port, where it is function 0 as a real card is. Everything else it sends is answered with
-//!   success or, for SET_FEATURES, ILLEGAL_REQUEST, so it logs no error or warning.
-//! - **Commands the model does not implement** answer ILLEGAL_REQUEST, which be2net never logs:
-//!   SET_FEATURES (so be2net keeps its UE recovery off, be2net-driver.md §7), and the RDMA
-//!   verbs beyond those of [`super::rdma`].
+//!   success or, for SET_FEATURES, ILLEGAL_REQUEST, so it logs no error or warning (SET_FEATURES
+//!   gives one info line, below).
+//! - **Commands the model does not implement** answer ILLEGAL_REQUEST: SET_FEATURES, so be2net
+//!   keeps its UE recovery off (be2net-driver.md §7) and logs the info line "Adapter does not
+//!   support HW error recovery" at every probe (§2 step 23; the guest test's kernel log shows
+//!   it), never an error or warning; and the RDMA verbs beyond those of [`super::rdma`], which
+//!   ocrdma logs as errors (`ocrdma_mbx_cmd() cqe_status=0x2`, see there).
+//! - **Interrupt moderation** (`handlers::queues`): EQ_CREATE's and MODIFY_EQ_DELAY's delay
+//!   multipliers are kept per EQ but never applied, and the R2I delay code of an EQ doorbell
+//!   (bits 31:30) is ignored: every interrupt is raised at once, as no coalescing is modelled.
+//!   MODIFY_EQ_DELAY's `phase` is ignored; an entry naming an EQ that does not exist makes the
+//!   command ILLEGAL_FIELD with no EQ changed (all or none: what firmware does with a partly
+//!   valid list is not public). Skyhawk's be2net sends it only for `ethtool -C` (§3.7), ocrdma
+//!   from its 1-second EQ-delay work when interrupt rates cross its thresholds (§5.2).
+//! - **RX filtering** (`handlers::interface`): NTWK_RX_FILTER sets the interface flags
+//!   `if_flags_mask` selects, ignoring bits outside the interface's capabilities, and with
+//!   MULTICAST selected replaces the multicast list (more entries than the profile's
+//!   `mcast_mac_count` is FAILED / INSUFFICIENT_RESOURCES). `global_flags` and
+//!   `global_flags_mask` are decoded and not modelled: which global flags exist and what they
+//!   do is not public, and with no frame ever received no filter has an effect to model.
 
 use oce_mailbox::commands::{FlowControl, SetDriverFunctionCap};
 use oce_mailbox::doorbells::TxDoorbell;

@@ -14,6 +14,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::Duration;
 
 use common::{Run, emu_arg, ocetool};
 use oce_firmware::build::ImageBuilder;
@@ -89,6 +90,22 @@ impl Seen {
     fn fired(&self) -> Result<(), String> {
         let fired = self.run.events().iter().any(|e| e.starts_with("FaultTriggered"));
         if fired { Ok(()) } else { Err("the fault never fired".into()) }
+    }
+
+    /// The completion of command `opcode` was held back at least `at_least`: the adapter's log
+    /// of the delay (`CompletionDelayed`, measured on its clock from the command's execution to
+    /// its completion).
+    fn delayed(&self, opcode: u8, at_least: Duration) -> Result<(), String> {
+        let needle = format!("CompletionDelayed {{ subsystem: 1, opcode: {opcode}, held: ");
+        let held: Vec<Duration> = (self.run.events().iter())
+            .filter_map(|e| e.strip_prefix(needle.as_str())?.strip_suffix(" }"))
+            .map(|d| debug_duration(d).unwrap_or_else(|| panic!("a duration: {d}")))
+            .collect();
+        match held.iter().max() {
+            None => Err(format!("the completion of opcode {opcode} was never held")),
+            Some(&longest) if longest < at_least => Err(format!("held only {longest:?}, not {at_least:?}")),
+            Some(_) => Ok(()),
+        }
     }
 
     /// The fault is still set afterwards, exactly as it was (a countdown that never moved).
@@ -247,7 +264,7 @@ fn faults() -> Vec<Fault> {
             row: "slow=1:OP:50",
             spec: |op| format!("slow=1:{}:50", op.key_opcode),
             expect: |_| Expect::Ok,
-            evidence: |op, s| s.ran(op.key_opcode),
+            evidence: |op, s| s.ran(op.key_opcode).and(s.delayed(op.key_opcode, Duration::from_millis(50))),
             power_cycle: false,
         },
         Fault {
@@ -308,6 +325,13 @@ fn faults() -> Vec<Fault> {
             power_cycle: false,
         },
     ]
+}
+
+/// A `Duration` as `{:?}` prints it (`50.08ms`, `1.2s`, `999µs`, `12ns`).
+fn debug_duration(text: &str) -> Option<Duration> {
+    let units = [("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0)];
+    let (number, scale) = units.iter().find_map(|(unit, scale)| Some((text.strip_suffix(unit)?, scale)))?;
+    Some(Duration::from_secs_f64(number.parse::<f64>().ok()? * scale))
 }
 
 fn run(dev: &str, args: &[String]) -> Run {

@@ -6,6 +6,7 @@
 
 use std::collections::VecDeque;
 use std::fmt;
+use std::time::Duration;
 
 use oce_mailbox::CompletionStatus;
 
@@ -81,6 +82,16 @@ pub enum Event {
         /// The fault, as it was set.
         fault: FaultSpec,
     },
+    /// A completion a `slow` or `slow-flash` fault held back was written, `held` after its
+    /// command ran (on the device's clock): the host saw the command take that long.
+    CompletionDelayed {
+        /// Subsystem byte of the command's request header.
+        subsystem: u8,
+        /// Its opcode.
+        opcode: u8,
+        /// From the command's execution to its completion.
+        held: Duration,
+    },
     /// WRITE_FLASHROM committed a section to flash (flash.bin written; synced to disk only under
     /// [`crate::FlashDurability::Synced`]).
     FlashCommitted {
@@ -136,6 +147,9 @@ impl fmt::Display for Event {
             Self::PowerCycle => f.write_str("power cycle"),
             Self::Boot { outcome } => write!(f, "POST boot: {}", outcome.name()),
             Self::FaultTriggered { fault } => write!(f, "fault fired: {fault}"),
+            Self::CompletionDelayed { subsystem, opcode, held } => {
+                write!(f, "command {subsystem}-{opcode} completed {} ms after it ran", held.as_millis())
+            }
             Self::FlashCommitted { offset, len } => write!(f, "flash committed: {len} bytes at {offset:#x}"),
             Self::MsixBlocked { vector, reason } => write!(f, "MSI-X vector {vector} not sent: {reason:?}"),
             Self::InterruptSuppressed { eq } => write!(f, "EQ {eq} interrupt not raised: host interrupts are off"),

@@ -162,6 +162,10 @@ fn a_slow_command_holds_its_completion_and_those_behind_it_in_order() {
     assert_eq!(host.irq.take(), [Irq::Msix(0)]);
     assert_eq!(host.process_mcc(), 2);
     assert!(host.completed[&slow].is_success() && host.completed[&behind].is_success());
+    let held = Duration::from_millis(100);
+    let delayed: Vec<Event> =
+        host.dev.firmware().events().into_iter().filter(|e| matches!(e, Event::CompletionDelayed { .. })).collect();
+    assert_eq!(delayed, [Event::CompletionDelayed { subsystem: 1, opcode: 35, held }], "only the slow one was held");
 }
 
 #[test]

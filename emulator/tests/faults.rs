@@ -237,9 +237,17 @@ fn a_slow_command_holds_rdy_and_the_completion_for_its_time() {
     assert!(violations(&emu).contains(&Event::WriteWhileBusy { value: MailboxDoorbell::hi_for(addr).0 }));
     clock.advance(Duration::from_millis(499));
     assert_eq!(rdy(&db), 0);
+    let delayed = |e: &Event| matches!(e, Event::CompletionDelayed { .. });
+    assert!(!emu.events().iter().any(delayed), "nothing is logged while the completion is held");
     clock.advance(Duration::from_millis(1));
     assert_eq!(rdy(&db), 1);
     assert_eq!(hex::encode(read(&mbox, off + 256, 16)), "00000000443322118877665500000090");
+    let held = Duration::from_millis(500);
+    assert!(
+        emu.events().contains(&Event::CompletionDelayed { subsystem: 1, opcode: 35, held }),
+        "the log says how long the completion was held: {:?}",
+        emu.events()
+    );
 }
 
 #[test]

@@ -44,6 +44,10 @@ pub(super) struct PendingCompletion {
     bytes: [u8; COMPLETION_LEN],
     /// When it is written.
     due: Instant,
+    /// When the command ran.
+    since: Instant,
+    /// The command's (subsystem, opcode).
+    command: Option<(u8, u8)>,
 }
 
 /// The furthest below a mapped buffer a LO write's address may lie and still be taken for a
@@ -69,9 +73,10 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
             if self.clock.now() < pending.due {
                 return 0;
             }
-            let PendingCompletion { address, bytes, .. } = pending.clone();
+            let PendingCompletion { address, bytes, since, command, .. } = pending.clone();
             self.pending = None;
             self.write_dma(address, &bytes);
+            self.log_delayed(command, since);
             return MailboxDoorbell::RDY;
         }
         match self.doorbell.read() {
@@ -163,7 +168,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
             // The adapter lost power running the command: no completion is ever written.
             return;
         }
-        let (valid, delay) = executed.map_or((true, Duration::ZERO), |e| (e.valid, e.delay));
+        let (valid, delay, command) = executed.map_or((true, Duration::ZERO, None), |e| (e.valid, e.delay, e.command));
         let mut flags = Completion::COMPLETED;
         if valid {
             flags |= Completion::VALID;
@@ -171,7 +176,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         let completion = Completion { status, tags, flags };
         let mut out = [0u8; COMPLETION_LEN];
         if completion.encode(&mut Writer::new(&mut out)).is_ok() {
-            self.complete_after(address + MAILBOX_COMPLETION_OFFSET as u64, out, delay);
+            self.complete_after(address + MAILBOX_COMPLETION_OFFSET as u64, out, delay, command);
         }
         self.settle();
     }
@@ -234,14 +239,28 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         }
     }
 
-    /// Holds `bytes` back as the completion at `address` until `delay` has passed; a zero delay
-    /// writes it now.
-    fn complete_after(&mut self, address: u64, bytes: [u8; COMPLETION_LEN], delay: Duration) {
+    /// Holds `bytes` back as the completion of `command` at `address` until `delay` has passed;
+    /// a zero delay writes it now.
+    fn complete_after(
+        &mut self,
+        address: u64,
+        bytes: [u8; COMPLETION_LEN],
+        delay: Duration,
+        command: Option<(u8, u8)>,
+    ) {
         let now = self.clock.now();
         match now.checked_add(delay).filter(|_| !delay.is_zero()) {
-            Some(due) => self.pending = Some(PendingCompletion { address, bytes, due }),
+            Some(due) => self.pending = Some(PendingCompletion { address, bytes, due, since: now, command }),
             None => self.write_dma(address, &bytes),
         }
+    }
+
+    /// Logs that the held completion of `command`, which ran at `since`, has been written
+    /// ([`Event::CompletionDelayed`]).
+    pub(super) fn log_delayed(&mut self, command: Option<(u8, u8)>, since: Instant) {
+        let held = self.clock.now().saturating_duration_since(since);
+        let (subsystem, opcode) = command.unwrap_or_default();
+        self.firmware.log(Event::CompletionDelayed { subsystem, opcode, held });
     }
 
     /// A device write to host memory whose failure has no one to report to but the log.

@@ -86,6 +86,10 @@ pub(crate) struct CompletionQueue {
 pub(crate) struct HeldCompletion {
     pub(crate) bytes: [u8; COMPLETION_LEN],
     pub(crate) due: std::time::Instant,
+    /// When the command ran.
+    pub(crate) since: std::time::Instant,
+    /// The command's (subsystem, opcode).
+    pub(crate) command: Option<(u8, u8)>,
 }
 
 /// An MCC queue.

@@ -71,16 +71,16 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         }
         // What the command owes other queues comes before its own completion.
         self.write_rx_flushes();
-        let (valid, delay) = executed.map_or((true, Duration::ZERO), |e| (e.valid, e.delay));
+        let (valid, delay, command) = executed.map_or((true, Duration::ZERO, None), |e| (e.valid, e.delay, e.command));
         let flags = Completion::COMPLETED | if valid { Completion::VALID } else { 0 };
         let mut bytes = [0u8; COMPLETION_LEN];
         if (Completion { status, tags, flags }).encode(&mut Writer::new(&mut bytes)).is_err() {
             return;
         }
         if !delay.is_zero() {
-            let due = self.clock.now() + delay;
+            let since = self.clock.now();
             if let Some(mcc) = self.firmware.resources.mccs.get_mut(&id) {
-                mcc.held = Some(HeldCompletion { bytes, due });
+                mcc.held = Some(HeldCompletion { bytes, due: since + delay, since, command });
                 return;
             }
         }
@@ -99,6 +99,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
             let (cq, held) = (mcc.cq, mcc.held.take());
             if let Some(held) = held {
                 self.post_completion(cq, &held.bytes);
+                self.log_delayed(held.command, held.since);
             }
             self.run_mcc(id);
         }

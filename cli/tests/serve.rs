@@ -1,7 +1,8 @@
-//! `ocetool emulator serve` as a process: it holds the adapter (every other ocetool on the state
-//! directory is busy, exit 5, but fault changes reach it through its control socket), its socket
-//! is mode 0600, it ends when the client goes or on SIGTERM, and SIGKILL in the middle of a flash
-//! leaves a state directory that the next ocetool opens and the next flash completes.
+//! `ocetool emulator serve` as a process: its help says how to attach a VM, it holds the adapter
+//! (every other ocetool on the state directory is busy, exit 5, but fault changes reach it
+//! through its control socket), its socket is mode 0600, it ends when the client goes or on
+//! SIGINT / SIGTERM (with a client connected or not), and SIGKILL in the middle of a flash leaves
+//! a state directory that the next ocetool opens and the next flash completes.
 //!
 //! The client is the host stack itself (mailbox driver, flash procedure) over a vfio-user
 //! connection (`oce_emulator_serve::client::ServedFunction`), as a guest's ocetool reaches the
@@ -18,7 +19,7 @@ use common::{CHUNK_COUNTER, chunks_received, command, emu_arg, ocetool, wait_unt
 use oce_emulator_serve::client::ServedFunction;
 use oce_firmware::flash::{self, FlashReport, NoProgress, Policy};
 use oce_firmware::{FlashError, ImageBuilder, UfiImage};
-use oce_mailbox::commands::GetFwVersion;
+use oce_mailbox::commands::{GetFwVersion, SetActiveProfile};
 use oce_mailbox::{BootstrapMailbox, SystemClock};
 
 /// Newer than the emulator's factory firmware (11.1.172.23, `oce_emulator::assumptions`).
@@ -89,8 +90,11 @@ fn serve(f: &Fixture) -> Running {
     running
 }
 
-/// Waits for the server to end: its exit code, its JSON report, its stderr.
+/// Waits for the server to end (20 s at most: a server that does not stop fails the test and is
+/// killed): its exit code, its JSON report, its stderr.
 fn finished(mut server: Running) -> (i32, serde_json::Value, String) {
+    let child = server.child.as_mut().unwrap();
+    wait_until("the server to end", || child.try_wait().unwrap().is_some());
     let out = server.child.take().unwrap().wait_with_output().unwrap();
     let stderr = std::fs::read_to_string(&server.errors).unwrap();
     let json = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
@@ -155,14 +159,86 @@ fn a_server_holds_the_adapter_and_takes_fault_changes_through_its_control_socket
 }
 
 #[test]
+fn serve_help_documents_the_socket_its_mode_and_how_qemu_attaches() {
+    let r = ocetool(&["emulator", "serve", "--help"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Compared with runs of whitespace as one space: where clap or the text breaks a line is
+    // not what is pinned.
+    let help = r.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    for phrase in [
+        "Usage: ocetool emulator serve [OPTIONS] --socket <PATH>",
+        "The Unix socket to listen on: created mode 0600 (only this user may attach)",
+        "until the VM disconnects or SIGINT/SIGTERM",
+        "QEMU connects to it as `vfio-user-pci`'s socket",
+        "Attaching QEMU (10.1 or newer, with vfio-user-pci; the server must listen before QEMU starts)",
+        "-object memory-backend-memfd,id=mem,size=1G,share=on",
+        "-device intel-iommu,caching-mode=on",
+        "any other ocetool on the same state directory gets \"device busy\" (exit 5)",
+    ] {
+        assert!(help.contains(phrase), "serve --help lacks {phrase:?}:\n{}", r.stdout);
+    }
+    // The example attaches QEMU to the socket the example server listens on.
+    let socket = help.split("emulator serve --socket ").nth(1).and_then(|rest| rest.split(' ').next());
+    let socket = socket.unwrap_or_else(|| panic!("no example server in:\n{}", r.stdout));
+    let device = format!(r#"-device '{{"driver":"vfio-user-pci","socket":{{"type":"unix","path":"{socket}"}}}}'"#);
+    assert!(help.contains(&device), "no {device} in:\n{}", r.stdout);
+}
+
+/// Sends `signal` (`INT`, `TERM`) to the server.
+fn signal(server: &Running, signal: &str) {
+    let status = std::process::Command::new("kill").arg(format!("-{signal}")).arg(server.pid().to_string()).status();
+    assert!(status.unwrap().success());
+}
+
+#[test]
 fn sigterm_stops_a_waiting_server_with_exit_0() {
     let f = fixture();
     let server = serve(&f);
-    let status = std::process::Command::new("kill").arg("-TERM").arg(server.pid().to_string()).status().unwrap();
-    assert!(status.success());
+    signal(&server, "TERM");
     let (code, report, stderr) = finished(server);
     assert_eq!((code, report["outcome"].as_str()), (0, Some("stopped")), "{report} {stderr}");
     assert!(!f.socket.exists());
+}
+
+#[test]
+fn sigint_stops_a_waiting_server_with_exit_0() {
+    let f = fixture();
+    let server = serve(&f);
+    assert!(serve_control_socket(&f).exists(), "the control socket is where this test looks");
+    signal(&server, "INT");
+    let (code, report, stderr) = finished(server);
+    assert_eq!((code, report["outcome"].as_str()), (0, Some("stopped")), "{report} {stderr}");
+    assert!(!f.socket.exists() && !serve_control_socket(&f).exists(), "both sockets removed");
+    assert_eq!(json_of(&f.dev, &["query"]).0, 0, "the adapter is free again");
+}
+
+/// The server's control socket: beside the adapter's lock file, `.DIR.lock` next to the state
+/// directory DIR.
+fn serve_control_socket(f: &Fixture) -> PathBuf {
+    let name = f.state.file_name().unwrap().to_string_lossy();
+    f.state.with_file_name(format!(".{name}.control"))
+}
+
+#[test]
+fn a_signal_stops_a_server_with_a_client_connected_and_keeps_what_the_client_changed() {
+    // RoCE-2, a profile the factory adapter does not run (oce_emulator::assumptions::PROFILES).
+    let roce = oce_emulator::assumptions::PROFILES.iter().find(|p| p.name.starts_with("RoCE-2")).unwrap();
+    for sig in ["INT", "TERM"] {
+        let f = fixture();
+        let server = serve(&f);
+        let mut mbox = mailbox(&f.socket);
+        mbox.execute(&SetActiveProfile::new(roce.id)).unwrap();
+        signal(&server, sig);
+        let (code, report, stderr) = finished(server);
+        assert_eq!((code, report["outcome"].as_str()), (0, Some("stopped")), "SIG{sig}: {report} {stderr}");
+        assert!(!f.socket.exists(), "SIG{sig}: the socket is removed");
+        // The client's connection went with the server: the adapter reads as gone.
+        assert!(mbox.execute(&GetFwVersion).is_err(), "SIG{sig}: the connection is closed");
+        drop(mbox);
+        // What the client changed was saved, and the adapter is free again.
+        let (code, query) = json_of(&f.dev, &["query"]);
+        assert_eq!((code, query["profile"]["next"]["name"].as_str()), (0, Some(roce.name)), "SIG{sig}: {query}");
+    }
 }
 
 #[test]

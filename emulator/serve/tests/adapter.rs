@@ -1,15 +1,18 @@
 //! The emulated OneConnect adapter through the server, as QEMU sees it: the regions and
 //! interrupts it offers, a config space that makes a PCI Express endpoint with MSI-X, commands
 //! through the bootstrap mailbox with DMA through the client's shared memory, a DMA address
-//! outside every mapping, and the host stack's `PciFunction` over the connection.
+//! outside every mapping, the host stack's `PciFunction` over the connection, and DEVICE_RESET.
 
 mod common;
 
+use std::sync::Arc;
+
 use common::{memfd, serve_adapter};
+use oce_emulator::assumptions::{MSIX_CAP_OFFSET, PROFILES};
 use oce_emulator_serve::client::{Client, ServedFunction};
 use oce_emulator_serve::{CONFIG_REGION, Outcome};
 use oce_mailbox::command::{decode_response, encode_request};
-use oce_mailbox::commands::GetFwVersion;
+use oce_mailbox::commands::{GetActiveProfile, GetFwVersion, SetActiveProfile};
 use oce_mailbox::regs::MailboxDoorbell;
 use oce_mailbox::status::{BaseStatus, CompletionStatus};
 use oce_mailbox::wire::{Reader, Wire, Writer};
@@ -17,12 +20,19 @@ use oce_mailbox::wrb::{
     COMPLETION_LEN, Completion, MAILBOX_COMPLETION_OFFSET, Sge, WRB_LEN, WRB_PAYLOAD_OFFSET, Wrb, WrbPayload,
 };
 use oce_mailbox::{BootstrapMailbox, SystemClock};
+use oce_pci::{ConfigSpace, PciFunction};
 
 /// Where the client shares its memory, and the mailbox in it.
 const RAM: u64 = 0x8000_0000;
 const RAM_LEN: u64 = 64 * 1024;
 /// The doorbell BAR and the bootstrap mailbox doorbell in it (spec/protocol.md §2.2).
 const DB_BAR: u32 = 4;
+/// The command register and its Memory Space and Bus Master bits (PCI Local Bus 3.0 §6.2.2).
+const COMMAND: u16 = 0x04;
+const MEMORY: u32 = 1 << 1;
+const MASTER: u32 = 1 << 2;
+/// MSI-X Enable: Message Control bit 15, in the capability's first dword (§6.8.2.3).
+const MSIX_ENABLE: u32 = 1 << 31;
 
 fn read16(c: &mut Client, off: u64) -> u16 {
     let b = c.read(CONFIG_REGION, off, 2).unwrap();
@@ -129,4 +139,82 @@ fn the_host_mailbox_driver_runs_over_the_connection() {
     assert_eq!(version.on_flash, oce_emulator::assumptions::FACTORY_FIRMWARE_VERSION);
     drop(mbox);
     assert_eq!(server.join().unwrap(), Outcome::Disconnected);
+}
+
+/// The served adapter driven through the host stack's `PciFunction` over the connection.
+struct Function {
+    function: ServedFunction,
+    server: std::thread::JoinHandle<Outcome>,
+    log: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Function {
+    fn new(dir: &std::path::Path) -> Self {
+        let common::Served { client, server, log, .. } = serve_adapter(dir);
+        let function = ServedFunction::over(client, "socketpair".into(), 1 << 20).unwrap();
+        Self { function, server, log }
+    }
+
+    fn log_has(&self, needle: &str) -> bool {
+        self.log.lock().unwrap().iter().any(|l| l.contains(needle))
+    }
+
+    /// Closes the connection and returns how the session ended.
+    fn finish(self) -> Outcome {
+        drop(self.function);
+        self.server.join().expect("the server thread must not panic")
+    }
+}
+
+fn open_mailbox(function: &ServedFunction) -> BootstrapMailbox<ServedFunction> {
+    let mut mbox = BootstrapMailbox::open(function.clone(), Arc::new(SystemClock)).unwrap();
+    mbox.initialize().unwrap();
+    mbox
+}
+
+/// The whole 4 KiB of config space, dword by dword.
+fn config_space(function: &ServedFunction) -> Vec<u32> {
+    (0..0x1000u16).step_by(4).map(|off| function.config().read32(off).unwrap()).collect()
+}
+
+fn set_config_bits(function: &ServedFunction, off: u16, set: u32, clear: u32) {
+    let v = function.config().read32(off).unwrap();
+    function.config().write32(off, (v | set) & !clear).unwrap();
+}
+
+#[test]
+fn device_reset_puts_config_space_back_to_power_on_and_keeps_the_firmware_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Function::new(&dir.path().join("emu"));
+    let function = s.function.clone();
+    let power_on = config_space(&function);
+    // Firmware state a reset of the function must keep: the next-boot profile.
+    let roce = PROFILES.iter().find(|p| p.name.starts_with("RoCE-2")).unwrap();
+    let mut mbox = open_mailbox(&function);
+    mbox.execute(&SetActiveProfile::new(roce.id)).unwrap();
+    drop(mbox);
+    // What a guest driver leaves on: bus mastering and MSI-X.
+    set_config_bits(&function, COMMAND, MEMORY | MASTER, 0);
+    set_config_bits(&function, MSIX_CAP_OFFSET, MSIX_ENABLE, 0);
+    assert_eq!(function.config().read32(COMMAND).unwrap() & (MEMORY | MASTER), MEMORY | MASTER);
+    assert_ne!(function.config().read32(MSIX_CAP_OFFSET).unwrap() & MSIX_ENABLE, 0);
+    assert_ne!(config_space(&function), power_on);
+
+    function.reset().unwrap();
+    let after = config_space(&function);
+    let changed: Vec<String> = (power_on.iter().zip(&after).enumerate())
+        .filter(|(_, (a, b))| a != b)
+        .map(|(i, (a, b))| format!("{:#05x}: {a:#010x} -> {b:#010x}", i * 4))
+        .collect();
+    assert!(changed.is_empty(), "config space after DEVICE_RESET differs from power-on: {changed:?}");
+    // The firmware ran on (no chip reset, no POST) and kept the staged profile.
+    let mut mbox = open_mailbox(&function);
+    let profile = mbox.execute(&GetActiveProfile).unwrap();
+    assert_eq!(profile.next, u16::from(roce.id), "{profile:?}");
+    assert!(s.log_has("FunctionReset"), "{:?}", s.log.lock().unwrap());
+    for boot in ["ChipReset", "PowerCycle", "Boot {"] {
+        assert!(!s.log_has(boot), "a function reset is not a chip reset: {boot} in {:?}", s.log.lock().unwrap());
+    }
+    drop((mbox, function));
+    assert_eq!(s.finish(), Outcome::Disconnected);
 }

@@ -1,18 +1,25 @@
 //! The emulated OneConnect adapter through the server, as QEMU sees it: the regions and
 //! interrupts it offers, a config space that makes a PCI Express endpoint with MSI-X, commands
 //! through the bootstrap mailbox with DMA through the client's shared memory, a DMA address
-//! outside every mapping, the host stack's `PciFunction` over the connection, and DEVICE_RESET.
+//! outside every mapping, the host stack's `PciFunction` over the connection, DEVICE_RESET, and
+//! the command register gating the adapter's interrupts on their way to the client's eventfds.
 
 mod common;
 
+use std::os::fd::AsFd;
 use std::sync::Arc;
 
-use common::{memfd, serve_adapter};
+use common::{count, eventfd, memfd, serve_adapter};
+use oce_emulator::FaultSpec;
 use oce_emulator::assumptions::{MSIX_CAP_OFFSET, PROFILES};
 use oce_emulator_serve::client::{Client, ServedFunction};
 use oce_emulator_serve::{CONFIG_REGION, Outcome};
 use oce_mailbox::command::{decode_response, encode_request};
-use oce_mailbox::commands::{GetActiveProfile, GetFwVersion, SetActiveProfile};
+use oce_mailbox::commands::{
+    CqContext, CqCreate, EqContext, EqCreate, GetActiveProfile, GetFwVersion, MccContext, MccCreateExt,
+    SetActiveProfile, SetInterruptEnable,
+};
+use oce_mailbox::doorbells::{CqDoorbell, EqCqDoorbell, EqDoorbell};
 use oce_mailbox::regs::MailboxDoorbell;
 use oce_mailbox::status::{BaseStatus, CompletionStatus};
 use oce_mailbox::wire::{Reader, Wire, Writer};
@@ -20,19 +27,25 @@ use oce_mailbox::wrb::{
     COMPLETION_LEN, Completion, MAILBOX_COMPLETION_OFFSET, Sge, WRB_LEN, WRB_PAYLOAD_OFFSET, Wrb, WrbPayload,
 };
 use oce_mailbox::{BootstrapMailbox, SystemClock};
-use oce_pci::{ConfigSpace, PciFunction};
+use oce_pci::{ConfigSpace, DmaBuffer, PciFunction, RegisterIo};
 
 /// Where the client shares its memory, and the mailbox in it.
 const RAM: u64 = 0x8000_0000;
 const RAM_LEN: u64 = 64 * 1024;
 /// The doorbell BAR and the bootstrap mailbox doorbell in it (spec/protocol.md §2.2).
 const DB_BAR: u32 = 4;
-/// The command register and its Memory Space and Bus Master bits (PCI Local Bus 3.0 §6.2.2).
+/// The command register and its Memory Space, Bus Master and Interrupt Disable bits; Status bit
+/// 3, Interrupt Status, in the same dword (PCI Local Bus 3.0 §6.2.2, §6.2.3).
 const COMMAND: u16 = 0x04;
 const MEMORY: u32 = 1 << 1;
 const MASTER: u32 = 1 << 2;
+const INTX_DISABLE: u32 = 1 << 10;
+const INTERRUPT_STATUS: u32 = 1 << 19;
 /// MSI-X Enable: Message Control bit 15, in the capability's first dword (§6.8.2.3).
 const MSIX_ENABLE: u32 = 1 << 31;
+/// `VFIO_PCI_INTX_IRQ_INDEX`, `VFIO_PCI_MSIX_IRQ_INDEX` (`<linux/vfio.h>`).
+const INTX_IRQS: u32 = 0;
+const MSIX_IRQS: u32 = 2;
 
 fn read16(c: &mut Client, off: u64) -> u16 {
     let b = c.read(CONFIG_REGION, off, 2).unwrap();
@@ -145,14 +158,17 @@ fn the_host_mailbox_driver_runs_over_the_connection() {
 struct Function {
     function: ServedFunction,
     server: std::thread::JoinHandle<Outcome>,
+    /// The device, for what a host injects beside the connection (a link change).
+    device: Arc<std::sync::Mutex<oce_emulator_serve::AdapterDevice>>,
+    irqs: oce_emulator_serve::IrqLines,
     log: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Function {
     fn new(dir: &std::path::Path) -> Self {
-        let common::Served { client, server, log, .. } = serve_adapter(dir);
+        let common::Served { client, server, device, irqs, log, .. } = serve_adapter(dir);
         let function = ServedFunction::over(client, "socketpair".into(), 1 << 20).unwrap();
-        Self { function, server, log }
+        Self { function, server, device, irqs, log }
     }
 
     fn log_has(&self, needle: &str) -> bool {
@@ -216,5 +232,106 @@ fn device_reset_puts_config_space_back_to_power_on_and_keeps_the_firmware_state(
         assert!(!s.log_has(boot), "a function reset is not a chip reset: {boot} in {:?}", s.log.lock().unwrap());
     }
     drop((mbox, function));
+    assert_eq!(s.finish(), Outcome::Disconnected);
+}
+
+/// A function with one EQ (interrupting on MSI-X vector `msix_idx`, or INTx) that has an event
+/// outstanding: re-arming it fires the interrupt at once, as often as the test likes
+/// (spec/be2net-driver.md §3.5; `assumptions`, "queues").
+struct OneEvent {
+    function: ServedFunction,
+    db: oce_emulator_serve::client::ServedBar,
+    eq: u16,
+    msix_idx: u16,
+    _rings: Vec<oce_emulator_serve::client::ServedDma>,
+}
+
+impl OneEvent {
+    fn new(s: &Function) -> Self {
+        let function = s.function.clone();
+        let mut mbox = open_mailbox(&function);
+        mbox.execute(&SetInterruptEnable { enabled: true }).unwrap();
+        let rings: Vec<_> = (0..3).map(|_| function.alloc_dma(4096).unwrap()).collect();
+        let page = |i: usize| vec![rings[i].iova()];
+        let eq = mbox.execute(&EqCreate { context: EqContext::be2net(0), pages: page(0) }).unwrap();
+        let context = CqContext::be2net(0, eq.eq_id, true, 0);
+        let cq = mbox.execute(&CqCreate { page_size: CqCreate::PAGE_SIZE_4K, context, pages: page(1) }).unwrap();
+        mbox.execute(&MccCreateExt {
+            cq_id: cq.id,
+            async_event_bitmap: MccCreateExt::BE2NET_ASYNC_EVENTS,
+            context: MccContext::be2net(cq.id, 16),
+            pages: page(2),
+        })
+        .unwrap();
+        let db = function.map_bar(DB_BAR as u8, 0x1000).unwrap();
+        let me = Self { function, db, eq: eq.eq_id, msix_idx: eq.msix_idx, _rings: rings };
+        // The CQ armed (be_cq_notify), then the cable pulled: the link-state event lands on the
+        // CQ and puts one event on the EQ, which is not armed yet.
+        me.doorbell(CqDoorbell::new(cq.id, true, 0).0);
+        s.device.lock().unwrap().set_fault(FaultSpec::parse("link-down").unwrap()).unwrap();
+        me
+    }
+
+    /// Writes the EQ/CQ doorbell (a posted write, as QEMU posts BAR writes), then reads config
+    /// space, whose reply comes only after the server has handled the write.
+    fn doorbell(&self, value: u32) {
+        self.db.write32(EqCqDoorbell::OFFSET, value);
+        self.function.config().read32(0).unwrap();
+    }
+
+    /// Re-arms the EQ with its event still outstanding: the interrupt fires if anything lets it.
+    fn fire(&self) {
+        self.doorbell(EqDoorbell::new(self.eq, true, false, 0, 0).0);
+    }
+
+    /// Clears the EQ's interrupt (INTx de-asserted), leaving it unarmed.
+    fn clear(&self) {
+        self.doorbell(EqDoorbell::new(self.eq, false, true, 0, 0).0);
+    }
+
+    fn command(&self, bits: u32) {
+        set_config_bits(&self.function, COMMAND, bits, !bits & (MEMORY | MASTER | INTX_DISABLE));
+    }
+}
+
+#[test]
+fn the_command_register_gates_the_adapters_interrupts_over_the_transport() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Function::new(&dir.path().join("emu"));
+    let function = s.function.clone();
+    let q = OneEvent::new(&s);
+
+    // MSI-X: sent with bus mastering on, dropped (and logged) with it off.
+    let vector = eventfd();
+    function.set_eventfds(MSIX_IRQS, q.msix_idx.into(), &[vector.as_fd()]).unwrap();
+    set_config_bits(&function, MSIX_CAP_OFFSET, MSIX_ENABLE, 0);
+    q.command(MEMORY | MASTER);
+    q.fire();
+    assert_eq!(count(&vector), 1, "the EQ's vector, with bus mastering on");
+    q.command(MEMORY);
+    q.fire();
+    assert_eq!(count(&vector), 0, "no message without bus mastering");
+    let blocked = format!("MsixBlocked {{ vector: {}, reason: BusMasterOff }}", q.msix_idx);
+    assert!(s.log_has(&blocked), "{:?}", s.log.lock().unwrap());
+    q.command(MEMORY | MASTER);
+    q.fire();
+    assert_eq!(count(&vector), 1, "bus mastering back on");
+
+    // INTx (MSI-X off): Interrupt Disable holds the line down while the device asserts it;
+    // clearing the bit lets the asserted line through.
+    set_config_bits(&function, MSIX_CAP_OFFSET, 0, MSIX_ENABLE);
+    let intx = eventfd();
+    function.set_eventfds(INTX_IRQS, 0, &[intx.as_fd()]).unwrap();
+    q.command(MEMORY | MASTER | INTX_DISABLE);
+    q.fire();
+    assert_eq!(count(&intx), 0, "INTx disabled");
+    let status = function.config().read32(COMMAND).unwrap();
+    assert_ne!(status & INTERRUPT_STATUS, 0, "Interrupt Status shows the level all the same: {status:#010x}");
+    q.command(MEMORY | MASTER);
+    assert_eq!(count(&intx), 1, "Interrupt Disable cleared: the asserted line is signalled");
+    q.clear();
+    assert_eq!(function.config().read32(COMMAND).unwrap() & INTERRUPT_STATUS, 0, "de-asserted");
+    assert_eq!(s.irqs.sent(), (1, 2), "(INTx, MSI-X) sent to the client");
+    drop((q, function));
     assert_eq!(s.finish(), Outcome::Disconnected);
 }

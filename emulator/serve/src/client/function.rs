@@ -10,7 +10,7 @@
 //! `unsafe`), one mapping per buffer.
 
 use std::fs::File;
-use std::os::fd::OwnedFd;
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -99,6 +99,13 @@ impl ServedFunction {
     /// Asks the server to reset the function (DEVICE_RESET).
     pub fn reset(&self) -> Result<(), ClientError> {
         self.shared.client().reset()
+    }
+
+    /// Wires eventfds to interrupts `start..` of type `index` (SET_IRQS, as
+    /// [`Client::set_eventfds`]): what a guest's vfio-pci does when its driver asks for
+    /// interrupts, which the `PciFunction` seam has no word for.
+    pub fn set_eventfds(&self, index: u32, start: u32, fds: &[BorrowedFd<'_>]) -> Result<(), ClientError> {
+        self.shared.client().set_eventfds(index, start, fds)
     }
 }
 

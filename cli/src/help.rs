@@ -29,7 +29,7 @@ Examples:
 
 Exit codes: 0 reset and ready; 1 POST failed again or the adapter left the bus (power-cycle it);
 3 no such or unsupported device; 4 refused (no --yes without a terminal, a driver bound without
---unbind); 5 busy; 130/143 stopped.";
+--unbind, another function of the card still on a host driver); 5 busy; 130/143 stopped.";
 
 /// `ocetool fw update --help`.
 pub const FW_UPDATE: &str = "\

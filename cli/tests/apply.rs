@@ -27,18 +27,22 @@ fn query(dev: &str) -> Value {
     ocetool(&["--device", dev, "query", "--json"]).json()
 }
 
+/// A configuration whose one rule asks for everything: firmware 11.2.0.0 (an image written
+/// beside it), the RoCE profile, activated by a reset.
+fn full_rule(dir: &Path) -> String {
+    let image = dir.join("new.ufi");
+    std::fs::write(&image, ImageBuilder::new("11.2.0.0").build().unwrap()).unwrap();
+    let rule = format!(
+        "[[adapter]]\nmatch = {{ all = true }}\nprofile = \"roce\"\nfirmware = \"{}\"\nactivate = \"reset\"\n",
+        image.display()
+    );
+    write_config(dir, &rule)
+}
+
 #[test]
 fn dry_run_then_first_run_then_nothing_to_do() {
     let (d, dev) = fresh();
-    let image = d.path().join("new.ufi");
-    std::fs::write(&image, ImageBuilder::new("11.2.0.0").build().unwrap()).unwrap();
-    let config = write_config(
-        d.path(),
-        &format!(
-            "[[adapter]]\nmatch = {{ all = true }}\nprofile = \"roce\"\nfirmware = \"{}\"\nactivate = \"reset\"\n",
-            image.display()
-        ),
-    );
+    let config = full_rule(d.path());
     let before = query(&dev);
     let state_before = std::fs::read(d.path().join("emu/state.json")).unwrap();
     let flash_before = std::fs::read(d.path().join("emu/flash.bin")).unwrap();
@@ -167,15 +171,7 @@ fn without_a_device_every_adapter_in_sysfs_is_worked_on() {
 #[test]
 fn a_step_failing_after_the_flash_keeps_the_flash_in_the_report() {
     let (d, dev) = fresh();
-    let image = d.path().join("new.ufi");
-    std::fs::write(&image, ImageBuilder::new("11.2.0.0").build().unwrap()).unwrap();
-    let config = write_config(
-        d.path(),
-        &format!(
-            "[[adapter]]\nmatch = {{ all = true }}\nfirmware = \"{}\"\nprofile = \"roce\"\nactivate = \"reset\"\n",
-            image.display()
-        ),
-    );
+    let config = full_rule(d.path());
     // SET_ACTIVE_PROFILE (COMMON 168, spec/protocol.md §5.9) fails with MCC_STATUS_FAILED: the
     // step after the flash.
     assert_eq!(ocetool(&["--device", &dev, "emulator", "fault", "set", "status=1:168:1"]).code, 0);

@@ -91,6 +91,26 @@ pub enum PciError {
         /// What it is instead, e.g. "a directory" or "a named pipe (FIFO)".
         kind: &'static str,
     },
+    /// A file or directory that someone other than the users ocetool trusts could change, so
+    /// ocetool does not act on it (`trust`: like sshd's StrictModes).
+    #[error("{}: {problem} (owner uid {owner}, mode {mode:04o})", path.display())]
+    Untrusted {
+        /// The file or directory.
+        path: PathBuf,
+        /// Its owner.
+        owner: u32,
+        /// Its permission bits (with set-ID and sticky bits).
+        mode: u32,
+        /// What is wrong: who else could write it.
+        problem: String,
+    },
+    /// A symbolic link where ocetool keeps a file of its own (a state, lock or log file) or a
+    /// directory for them: never followed.
+    #[error("{} is a symbolic link; ocetool does not follow one there", path.display())]
+    Symlink {
+        /// The link.
+        path: PathBuf,
+    },
     /// The PCI function is not in sysfs.
     #[error("no PCI function {address} in {}", path.display())]
     NoSuchFunction {

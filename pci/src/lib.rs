@@ -24,8 +24,9 @@
 //! kernel's driver knows about a function it holds ([`ethtool`]: `ETHTOOL_GDRVINFO`);
 //! [`guest_memory`] maps the memory a vfio-user client (a VMM) shares with the emulated adapter;
 //! [`host`] reads the host around the adapter (modules, limits, huge pages, RDMA, NFS) and
-//! [`doctor`] judges it. All sysfs, /dev and /proc paths hang off a [`Roots`] value so tests run
-//! on fake trees ([`fake_sysfs`] with the `test-support` feature).
+//! [`doctor`] judges it; [`trust`] checks whose files ocetool acts on. All sysfs, /dev and /proc
+//! paths hang off a [`Roots`] value so tests run on fake trees ([`fake_sysfs`] with the
+//! `test-support` feature).
 //!
 //! ```
 //! use oce_pci::PciAddress;
@@ -52,6 +53,7 @@ mod mmio;
 pub mod signals;
 pub mod sysfs;
 pub mod sysfs_backend;
+pub mod trust;
 pub mod vfio;
 mod volatile_copy;
 

@@ -94,9 +94,16 @@ pub struct SharedFileMap {
 }
 
 impl SharedFileMap {
-    /// Opens `path`, which must exist and be exactly `len` bytes long, and maps it shared.
+    /// Opens `path`, which must be a regular file (not reached through a symbolic link at its
+    /// last component: [`crate::trust::open_no_follow`]) exactly `len` bytes long, and maps it
+    /// shared.
     pub fn open(path: &Path, len: u64) -> Result<Self, PciError> {
-        let file = OpenOptions::new().read(true).write(true).open(path).map_err(io_err(path))?;
+        let file = crate::trust::open_no_follow(path, OpenOptions::new().read(true).write(true))?;
+        Self::map(&file, path, len)
+    }
+
+    /// Maps `file`, open read-write at `path` and exactly `len` bytes long, shared.
+    pub fn map(file: &File, path: &Path, len: u64) -> Result<Self, PciError> {
         let actual = file.metadata().map_err(io_err(path))?.len();
         if actual != len || len == 0 {
             return Err(PciError::Io {
@@ -109,16 +116,22 @@ impl SharedFileMap {
         }
         // SAFETY: only ocetool writes this file, and only while it holds the device lock (module
         // docs); the map lives as long as `self`, and every access below is bounds-checked.
-        let map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(io_err(path))?;
+        let map = unsafe { memmap2::MmapMut::map_mut(file) }.map_err(io_err(path))?;
         Ok(Self { map, path: path.to_path_buf() })
     }
 
-    /// Creates `path` as `len` zero bytes (failing if it exists) and maps it.
+    /// Creates `path` as `len` zero bytes and maps it. Whatever is at `path` already — a file, or
+    /// a symbolic link to anywhere — makes it fail (`O_CREAT | O_EXCL | O_NOFOLLOW`).
     pub fn create(path: &Path, len: u64) -> Result<Self, PciError> {
-        let file = OpenOptions::new().read(true).write(true).create_new(true).open(path).map_err(io_err(path))?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)
+            .map_err(io_err(path))?;
         file.set_len(len).map_err(io_err(path))?;
-        drop(file);
-        Self::open(path, len)
+        Self::map(&file, path, len)
     }
 
     /// Length in bytes.

@@ -66,6 +66,17 @@ pub enum EmulatorError {
         /// The size of the modelled flash.
         expected: u64,
     },
+    /// The state directory, or a file in it, is not safely this user's: another user's
+    /// directory, one a group or other users can write, or a symbolic link (or anything but a
+    /// regular file) where a state file belongs. Nothing was read or written through it.
+    #[error("refusing the emulator state in {}", dir.display())]
+    Untrusted {
+        /// The state directory.
+        dir: PathBuf,
+        /// What is wrong, and with which path.
+        #[source]
+        source: oce_pci::PciError,
+    },
     /// An I/O error on a state file.
     #[error("{path}: {source}")]
     Io {

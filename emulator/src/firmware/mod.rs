@@ -18,6 +18,7 @@ pub(crate) mod rdma;
 pub(crate) mod resources;
 pub mod state;
 
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use oce_firmware::dir::FlashDirectory;
@@ -49,6 +50,11 @@ impl Default for CreateOptions {
     }
 }
 
+/// True when something — a file, or a symbolic link even to nothing — is at `path`.
+fn present(path: &Path) -> bool {
+    path.symlink_metadata().is_ok()
+}
+
 /// The firmware of one emulated adapter, with its state directory.
 #[derive(Debug)]
 pub struct Firmware {
@@ -73,19 +79,22 @@ impl Firmware {
         if !dir.is_dir() {
             return Err(EmulatorError::NoStateDirectory { dir: dir.to_path_buf() });
         }
+        state::check_dir(dir)?;
         let state = StateFile::load(&dir.join(STATE_FILE))?;
         let flash = Flash::open(&dir.join(FLASH_FILE), state.runtime.flash_directory_offset)?;
         Ok(Self::running(dir.to_path_buf(), state, flash))
     }
 
-    /// Creates a factory-fresh adapter in `dir` (made if missing) with `options`: factory
-    /// firmware on flash, NIC profile, POST done. Fails without touching anything if a state file
-    /// is already there.
+    /// Creates a factory-fresh adapter in `dir` (made if missing, private: mode 0700) with
+    /// `options`: factory firmware on flash, NIC profile, POST done. Fails without touching
+    /// anything if a state file is already there, or if `dir` is not safely this user's
+    /// ([`EmulatorError::Untrusted`]).
     pub fn create_with(dir: &Path, options: CreateOptions) -> Result<Self, EmulatorError> {
-        std::fs::create_dir_all(dir).map_err(error::io_err(dir))?;
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(error::io_err(dir))?;
+        state::check_dir(dir)?;
         for name in [STATE_FILE, FLASH_FILE] {
             let path = dir.join(name);
-            if path.exists() {
+            if present(&path) {
                 return Err(EmulatorError::AlreadyExists { path });
             }
         }
@@ -100,7 +109,7 @@ impl Firmware {
     /// Opens the adapter in `dir`, creating a factory-fresh PF if `dir` holds no state yet. A
     /// directory with only part of the state is an error, not a reason to start over.
     pub fn open_or_create(dir: &Path) -> Result<Self, EmulatorError> {
-        let fresh = !dir.join(STATE_FILE).exists() && !dir.join(FLASH_FILE).exists();
+        let fresh = !present(&dir.join(STATE_FILE)) && !present(&dir.join(FLASH_FILE));
         if fresh { Self::create_with(dir, CreateOptions::default()) } else { Self::open(dir) }
     }
 

@@ -25,14 +25,21 @@
 //! directory), so a killed process leaves the old or the new state, never a mix. A file that is
 //! missing, corrupt, of another schema version or self-contradictory is a typed error naming it;
 //! nothing is ever reset silently.
+//!
+//! The directory is written in place, often by root: it must be the user's own and writable by
+//! no one else ([`check_dir`]), and no state file is reached through a symbolic link. Files are
+//! opened with `O_NOFOLLOW`; the temporary file is unlinked and created anew with
+//! `O_CREAT | O_EXCL | O_NOFOLLOW`, so a link planted under its name is removed, never followed.
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::fs::{self, File};
-use std::io::Write;
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+use oce_pci::PciError;
+use oce_pci::trust::{self, Owners};
 use serde::{Deserialize, Serialize};
 
 use crate::assumptions::{MAC_OUI, MODEL, PORT_COUNT, PROFILES, SERIAL_PREFIX};
@@ -194,10 +201,10 @@ impl StateFile {
 
     /// Reads and checks the state file at `path`.
     pub(crate) fn load(path: &Path) -> Result<Self, EmulatorError> {
-        let text = fs::read(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => EmulatorError::MissingFile { path: path.to_path_buf() },
-            _ => io_err(path)(e),
-        })?;
+        let mut file =
+            trust::open_no_follow(path, OpenOptions::new().read(true)).map_err(|e| state_file_error(path, e))?;
+        let mut text = Vec::new();
+        file.read_to_end(&mut text).map_err(io_err(path))?;
         #[derive(Deserialize)]
         struct Probe {
             schema: Option<serde_json::Value>,
@@ -252,16 +259,42 @@ impl StateFile {
     }
 }
 
-/// Writes `bytes` to `path` through `path.tmp`: write, fsync, rename, fsync the directory.
+/// Writes `bytes` to `path` through `path.tmp`: write, fsync, rename, fsync the directory. The
+/// temporary name is unlinked first (a file left by a killed process, or a planted link) and
+/// created anew, refusing to follow a link (`O_CREAT | O_EXCL | O_NOFOLLOW`).
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), EmulatorError> {
     let tmp = temp_path(path);
-    let mut file = File::create(&tmp).map_err(io_err(&tmp))?;
+    match fs::remove_file(&tmp) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io_err(&tmp)(e)),
+    }
+    let mut file = trust::create_new(&tmp).map_err(|e| state_file_error(&tmp, e))?;
     file.write_all(bytes).map_err(io_err(&tmp))?;
     file.sync_all().map_err(io_err(&tmp))?;
     drop(file);
     fs::rename(&tmp, path).map_err(io_err(path))?;
     let dir = parent_dir(path);
     File::open(&dir).and_then(|d| d.sync_all()).map_err(io_err(dir))
+}
+
+/// Refuses a state directory that is not safely this user's: owned by another user, or
+/// writable by its group or by others (`oce_pci::trust`, the private rule).
+pub(crate) fn check_dir(dir: &Path) -> Result<(), EmulatorError> {
+    trust::check_private_dir(dir, Owners::only_me())
+        .map_err(|source| EmulatorError::Untrusted { dir: dir.to_path_buf(), source })
+}
+
+/// The error for a state file at `path` that [`trust::open_no_follow`] refused: missing is
+/// [`EmulatorError::MissingFile`], a link or a non-regular file [`EmulatorError::Untrusted`].
+pub(crate) fn state_file_error(path: &Path, e: PciError) -> EmulatorError {
+    match e {
+        PciError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            EmulatorError::MissingFile { path: path.to_path_buf() }
+        }
+        PciError::Io { source, .. } => EmulatorError::Io { path: path.to_path_buf(), source },
+        source => EmulatorError::Untrusted { dir: parent_dir(path), source },
+    }
 }
 
 fn parent_dir(path: &Path) -> PathBuf {

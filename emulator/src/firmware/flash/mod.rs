@@ -26,6 +26,7 @@ pub(crate) use staging::{Chunk, Staging};
 use crate::assumptions::FLASH_LEN;
 use crate::error::{EmulatorError, io_err};
 use crate::events::BootOutcome;
+use crate::firmware::state::state_file_error;
 
 /// What POST found on flash.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,19 +82,18 @@ pub enum FlashDurability {
 }
 
 impl Flash {
-    /// Maps an existing flash file, which must be exactly [`FLASH_LEN`] bytes. `hint` is where
-    /// the directory was last seen (checked at the first lookup).
+    /// Maps an existing flash file, which must be a regular file (not reached through a symbolic
+    /// link) of exactly [`FLASH_LEN`] bytes. `hint` is where the directory was last seen (checked
+    /// at the first lookup).
     pub(crate) fn open(path: &Path, hint: Option<u64>) -> Result<Self, EmulatorError> {
-        let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => EmulatorError::MissingFile { path: path.to_path_buf() },
-            _ => io_err(path)(e),
-        })?;
-        if meta.len() != FLASH_LEN {
-            return Err(EmulatorError::FlashSize { path: path.to_path_buf(), actual: meta.len(), expected: FLASH_LEN });
+        let file = oce_pci::trust::open_no_follow(path, OpenOptions::new().read(true).write(true))
+            .map_err(|e| state_file_error(path, e))?;
+        let len = file.metadata().map_err(io_err(path))?.len();
+        if len != FLASH_LEN {
+            return Err(EmulatorError::FlashSize { path: path.to_path_buf(), actual: len, expected: FLASH_LEN });
         }
         let cache = hint.and_then(|h| usize::try_from(h).ok()).map_or(DirectoryCache::Unknown, DirectoryCache::At);
-        let map = SharedFileMap::open(path, FLASH_LEN)?;
-        let file = OpenOptions::new().read(true).write(true).open(path).map_err(io_err(path))?;
+        let map = SharedFileMap::map(&file, path, FLASH_LEN)?;
         Ok(Self {
             map,
             file,

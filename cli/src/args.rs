@@ -31,7 +31,8 @@ Examples:
 Exit codes:
   0 success (also: nothing to change)   1 the operation failed (device or firmware)
   2 usage (bad arguments, config or file)   3 no such or unsupported device
-  4 refused by a safety check (no --yes, incompatible image, downgrade, driver bound)
+  4 refused by a safety check (no --yes, incompatible image, downgrade, driver bound,
+    a file or directory someone else could change)
   5 device busy (another ocetool)   130 / 143 stopped by SIGINT / SIGTERM
 
 With --json every result and error is one JSON document on stdout with \"schema\": \"ocetool/1\".";

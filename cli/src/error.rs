@@ -110,6 +110,9 @@ pub type CliResult<T> = Result<T, CliError>;
 /// Turns a PCI-layer error into a CLI error with the exit code its kind calls for.
 pub fn pci_error(context: &str, e: &PciError) -> CliError {
     let kind = match e {
+        PciError::Untrusted { .. } | PciError::Symlink { .. } => {
+            return CliError::from_error(ErrorKind::Refused, context, e).hint(trust_hint(e));
+        }
         PciError::Interrupted { signal: Signal::Interrupt } => ErrorKind::Interrupted,
         PciError::Interrupted { signal: Signal::Terminate } => ErrorKind::Terminated,
         PciError::DriverBound { .. } | PciError::AdapterFunctionBound { .. } | PciError::GroupNotViable { .. } => {
@@ -128,6 +131,53 @@ pub fn pci_error(context: &str, e: &PciError) -> CliError {
         _ => ErrorKind::Failed,
     };
     CliError::from_error(kind, context, e)
+}
+
+/// What to do about a path [`oce_pci::trust`] refused.
+fn trust_hint(e: &PciError) -> &'static str {
+    match e {
+        PciError::Symlink { .. } => "ocetool never follows a link there: put the file or directory itself in its place",
+        _ => {
+            "ocetool acts only on what no one but root (and the invoking user) can change: fix its owner (chown) \
+             or mode (chmod go-w)"
+        }
+    }
+}
+
+/// The kind of a problem with a file the user named (an image, a configuration, an output
+/// file): a path that names no usable file — missing, a directory, a named pipe, a device node, a
+/// socket, a symbolic link loop, a path through something that is not a directory, a name too
+/// long, or no permission — is usage (2), the argument is wrong; a file someone else could change
+/// is refused (4); any other I/O error (a disk error, a full or read-only file system) is a
+/// failure (1).
+pub fn file_kind(e: &PciError) -> ErrorKind {
+    match e {
+        PciError::Untrusted { .. } | PciError::Symlink { .. } => ErrorKind::Refused,
+        PciError::NotAFile { .. } => ErrorKind::Usage,
+        PciError::Io { source, .. } => io_kind(source),
+        _ => ErrorKind::Failed,
+    }
+}
+
+/// [`file_kind`] of an OS error on a path the user named.
+pub fn io_kind(e: &std::io::Error) -> ErrorKind {
+    const NAMES_NO_USABLE_FILE: [i32; 5] = [libc::ENOENT, libc::ENOTDIR, libc::EISDIR, libc::ELOOP, libc::ENAMETOOLONG];
+    if e.raw_os_error().is_some_and(|code| NAMES_NO_USABLE_FILE.contains(&code))
+        || matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied)
+    {
+        ErrorKind::Usage
+    } else {
+        ErrorKind::Failed
+    }
+}
+
+/// The error for a file the user named that cannot be used ([`file_kind`]), after `context`.
+pub fn file_error(context: &str, e: &PciError) -> CliError {
+    let err = CliError::from_error(file_kind(e), context, e);
+    match e {
+        PciError::Untrusted { .. } | PciError::Symlink { .. } => err.hint(trust_hint(e)),
+        _ => err,
+    }
 }
 
 /// The error for a stop request (Ctrl-C, SIGTERM) that arrived: exit 130 or 143.
@@ -194,21 +244,14 @@ pub fn profile_error(e: ProfileError) -> CliError {
     }
 }
 
-/// Maps an image-layer error: a file that does not exist or is not a regular file is usage (2),
-/// one that cannot be read a failure (1), an image or a version the policy refuses 4.
+/// Maps an image-layer error: a file that cannot be used as the image is as [`file_kind`] says
+/// (usage, 2, for a missing or unreadable one or one that is not a regular file), an image or a
+/// version the policy refuses 4.
 pub fn image_error(context: &str, e: &ImageError) -> CliError {
-    let kind = match e {
-        ImageError::Io(PciError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-            ErrorKind::Usage
-        }
-        ImageError::Io(PciError::NotAFile { .. }) => ErrorKind::Usage,
-        ImageError::Io(_) => ErrorKind::Failed,
-        _ => ErrorKind::Refused,
-    };
     // For a file that cannot be read, the OS error is the symptom worth the one line.
     let err = match e {
-        ImageError::Io(io) => CliError::from_error(kind, context, io),
-        _ => CliError::from_error(kind, context, e),
+        ImageError::Io(io) => return file_error(context, io),
+        _ => CliError::from_error(ErrorKind::Refused, context, e),
     };
     match e {
         ImageError::Downgrade { .. } | ImageError::VersionUnordered { .. } => {
@@ -249,15 +292,23 @@ pub fn flash_error(context: &str, e: &FlashError) -> CliError {
 }
 
 /// Maps an emulator error to the CLI: a state directory that cannot be used is "no such device"
-/// (exit 3), and the files are never touched.
+/// (exit 3), one that is not safely the user's is refused (4), and the files are never touched.
 pub fn emulator_error(e: &EmulatorError) -> CliError {
     let kind = match e {
-        EmulatorError::AlreadyExists { .. } => ErrorKind::Refused,
+        EmulatorError::AlreadyExists { .. } | EmulatorError::Untrusted { .. } => ErrorKind::Refused,
         _ => ErrorKind::NoDevice,
     };
     let err = CliError::from_error(kind, "", e);
     match e {
         EmulatorError::AlreadyExists { .. } => err,
+        EmulatorError::Untrusted { source: PciError::Untrusted { .. }, .. } => err.hint(
+            "an emulator's state directory must be the invoking user's alone: fix its owner (chown) or mode \
+             (chmod go-w), or use another emu:DIR",
+        ),
+        EmulatorError::Untrusted { source, .. } => err.hint(match source {
+            PciError::Symlink { .. } => trust_hint(source),
+            _ => "that is not the emulator's file: find out who put it there, and move it away",
+        }),
         EmulatorError::Io { .. } | EmulatorError::Flash(_) => {
             err.hint("check the directory's permissions and free space")
         }

@@ -37,10 +37,10 @@ Examples:
   ocetool --device 03:00.0 fw update oc14-11.4.1231.6.ufi --dry-run     which sections, and why
   ocetool --device 03:00.0 --unbind --yes fw update oc14-11.4.1231.6.ufi
 
-Exit codes: 0 flashed, or nothing to write; 1 the flash failed; 2 a missing file or one that is
-not a regular file; 3 no such or unsupported device; 4 refused (not flashable, not for this
-adapter, a downgrade without --allow-downgrade, no --yes without a terminal, a driver bound
-without --unbind); 5 busy; 130/143 stopped (a command in flight is finished first).";
+Exit codes: 0 flashed, or nothing to write; 1 the flash failed; 2 a missing or unreadable file
+or one that is not a regular file; 3 no such or unsupported device; 4 refused (not flashable,
+not for this adapter, a downgrade without --allow-downgrade, no --yes without a terminal, a
+driver bound without --unbind); 5 busy; 130/143 stopped (a command in flight is finished first).";
 
 /// `ocetool fw verify --help`.
 pub const FW_VERIFY: &str = "\
@@ -48,8 +48,8 @@ Examples:
   ocetool fw verify oc14-11.4.1231.6.ufi                      a flashable image?
   ocetool --device 03:00.0 fw verify oc14-11.4.1231.6.ufi     and would `fw update` accept it there?
 
-Exit codes: 0 flashable (and accepted by the device); 4 not, with the reasons; 2 a missing file
-or one that is not a regular file; 3 no such or unsupported device; 5 busy.";
+Exit codes: 0 flashable (and accepted by the device); 4 not, with the reasons; 2 a missing or
+unreadable file or one that is not a regular file; 3 no such or unsupported device; 5 busy.";
 
 /// `ocetool raw --help`.
 pub const RAW: &str = "\

@@ -49,18 +49,22 @@ fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
-/// Prints a parse error: clap's own text (help and version are not errors), or a JSON error
-/// document when `--json` was on the command line.
+/// Prints a parse error as every other error: one line (`ocetool: ...` on stderr, or the JSON
+/// error document with `--json`), exit 2. Help and version are not errors: clap prints them.
 fn usage_error(argv: &[std::ffi::OsString], e: &clap::Error) -> ExitCode {
     use clap::error::ErrorKind as K;
-    if matches!(e.kind(), K::DisplayHelp | K::DisplayVersion) || !argv.iter().any(|a| a == "--json") {
+    if matches!(e.kind(), K::DisplayHelp | K::DisplayVersion | K::DisplayHelpOnMissingArgumentOrSubcommand) {
         let _ = e.print();
         return ExitCode::from(e.exit_code() as u8);
     }
-    let text = e.kind().as_str().map_or_else(|| e.to_string(), str::to_owned);
-    let detail = e.to_string().lines().next().unwrap_or_default().trim_start_matches("error: ").to_owned();
-    let message = if detail.is_empty() { text } else { detail };
-    print_error(&CliError::new(ErrorKind::Usage, message), true, 0);
+    // clap's first paragraph says what is wrong (a required argument's name on its second
+    // line); the usage and the pointer to --help that follow become one hint.
+    let rendered = e.to_string();
+    let detail = rendered.split("\n\n").next().unwrap_or_default().lines().map(str::trim).collect::<Vec<_>>().join(" ");
+    let detail = detail.trim_start_matches("error: ");
+    let message = if detail.is_empty() { e.kind().as_str().unwrap_or("bad arguments") } else { detail };
+    let err = CliError::new(ErrorKind::Usage, message).hint("see `ocetool --help`");
+    print_error(&err, argv.iter().any(|a| a == "--json"), 0);
     ExitCode::from(ErrorKind::Usage.exit_code())
 }
 

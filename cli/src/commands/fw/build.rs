@@ -10,7 +10,7 @@ use oce_firmware::ufi::UfiImage;
 use serde::Serialize;
 
 use crate::args::LayoutArg;
-use crate::error::{CliError, CliResult, ErrorKind};
+use crate::error::{CliError, CliResult, ErrorKind, io_kind};
 use crate::output::Report;
 
 /// What `fw build` writes and prints.
@@ -66,7 +66,7 @@ pub fn run(version: &str, output: &Path, layout: LayoutArg, asic_type_rev: u8) -
 }
 
 fn write_atomically(path: &Path, bytes: &[u8]) -> CliResult<()> {
-    let fail = |e: std::io::Error| CliError::new(ErrorKind::Failed, format!("cannot write {}: {e}", path.display()));
+    let fail = |e: std::io::Error| CliError::new(io_kind(&e), format!("cannot write {}: {e}", path.display()));
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path
         .file_name()

@@ -194,7 +194,9 @@ pub enum Command {
     /// configuration is the confirmation. With --device, only that adapter.
     #[command(after_help = help::APPLY)]
     Apply {
-        /// The configuration file.
+        /// The configuration file. It, the images it names and every directory above them must
+        /// be writable by no one but root (or you); a relative image path is the file's
+        /// directory's.
         #[arg(long, value_name = "FILE", default_value = "/etc/ocetool/ocetool.toml")]
         config: PathBuf,
         /// Show what would change, and change nothing.

@@ -76,9 +76,11 @@ Examples:
   ocetool apply --dry-run                    what /etc/ocetool/ocetool.toml would change
   ocetool --device 03:00.0 apply --config ./ocetool.toml --json
 
-Exit codes: 0 every adapter as configured (changed or not); 2 a bad or missing configuration
-(a bad one names the file, line and key); else the first failed adapter's code (1 failed,
-3 no such device, 4 refused, 5 busy), the others still worked on; 130/143 stopped.";
+Exit codes: 0 every adapter as configured (changed or not); 2 a bad, missing or unreadable
+configuration (a bad one names the file, line and key); 4 a configuration or image that anyone
+but root (or you) could change, nothing touched; else the first failed adapter's code (1 failed,
+2 image missing, 3 no such device, 4 refused, 5 busy), the others still worked on; 130/143
+stopped.";
 
 #[cfg(test)]
 mod tests {

@@ -253,7 +253,7 @@ fn help_hides_test_flags_groups_global_options_and_ends_with_examples_and_exit_c
 #[test]
 fn the_help_of_commands_that_change_things_ends_with_examples_and_their_exit_codes() {
     for (args, example, codes) in [
-        (["apply", "--help"].as_slice(), "ocetool apply --dry-run", "2 a bad or missing configuration"),
+        (["apply", "--help"].as_slice(), "ocetool apply --dry-run", "2 a bad, missing or unreadable configuration"),
         (&["set-profile", "-h"], "set-profile roce --dry-run", "4 refused (no --yes without a terminal"),
         (&["fw", "verify", "--help"], "fw verify oc14-", "0 flashable (and accepted by the device); 4 not"),
     ] {

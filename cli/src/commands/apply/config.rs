@@ -11,15 +11,22 @@
 //! activate = "reset"            # reset | next-boot (default)
 //! unbind = false                # take a function from a bound driver (be2net) only when true
 //! ```
+//!
+//! `apply` runs as root at boot and flashes what the file names, so the file, every image it
+//! names and every directory above them must be changeable by no one but root (and the invoking
+//! user, when that is not root): `oce_pci::trust`'s strict rule, like sshd's StrictModes. A
+//! refusal is exit 4 naming the path, its owner and its mode. A relative `firmware` path is the
+//! configuration file's directory's, never the working directory's.
 
 use std::path::{Path, PathBuf};
 
 use oce_mailbox::adapter::ProfileTarget;
-use oce_pci::PciAddress;
 use oce_pci::mmap::open_regular;
+use oce_pci::trust::{self, Owners};
+use oce_pci::{PciAddress, PciError};
 use serde::Deserialize;
 
-use crate::error::{CliError, CliResult, ErrorKind, pci_error};
+use crate::error::{CliError, CliResult, ErrorKind, file_error, file_kind};
 
 /// The whole file.
 #[derive(Debug, Deserialize)]
@@ -144,24 +151,82 @@ impl Selector {
     }
 }
 
-/// Reads and checks the configuration at `path`.
+/// Reads and checks the configuration at `path`: the file and the images it names must be
+/// trusted (module docs), and each `firmware` path comes back absolute, resolved against the
+/// file's directory. Every problem with the file itself is usage (exit 2), except a refusal of
+/// trust (exit 4).
 pub fn load(path: &Path) -> CliResult<Config> {
     use std::io::Read;
-    let mut file = open_regular(path).map_err(|e| match &e {
-        oce_pci::PciError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => CliError::new(
+    let owners = Owners::root_and_me();
+    let missing = || {
+        CliError::new(
             ErrorKind::Usage,
             format!(
                 "no configuration at {}; write one (see the README, `ocetool apply`) or pass --config",
                 path.display()
             ),
-        ),
-        _ => pci_error("cannot read the configuration", &e),
-    })?;
+        )
+    };
+    if std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+        return Err(missing());
+    }
+    let resolved = trust::check_path(path, owners).map_err(|e| config_error(path, None, &e))?.ok_or_else(missing)?;
+    let mut file = open_regular(&resolved).map_err(|e| config_error(path, Some(&resolved), &e))?;
     let mut text = String::new();
     file.read_to_string(&mut text).map_err(|e| {
         CliError::new(ErrorKind::Usage, format!("cannot read the configuration {}: {e}", path.display()))
     })?;
-    parse(path, &text)
+    let mut config = parse(path, &text)?;
+    let dir = config_dir(path)?;
+    for (index, rule) in config.adapter.iter_mut().enumerate() {
+        if let Some(image) = &rule.firmware {
+            rule.firmware = Some(trusted_image(&dir.join(image), owners, path, index)?);
+        }
+    }
+    Ok(config)
+}
+
+/// The error for the configuration file at `path` (reached at `resolved`): refused when not
+/// trusted, else usage, whatever the file's problem.
+fn config_error(path: &Path, resolved: Option<&Path>, e: &PciError) -> CliError {
+    if file_kind(e) == ErrorKind::Refused {
+        // Name the configuration too when the path refused is a directory above it.
+        let names_the_file = matches!(e, PciError::Untrusted { path: p, .. } | PciError::Symlink { path: p }
+            if Some(p.as_path()) == resolved || p == path);
+        let context = if names_the_file {
+            "refusing the configuration".to_owned()
+        } else {
+            format!("refusing the configuration {}", path.display())
+        };
+        return file_error(&context, e);
+    }
+    let mut err = file_error("cannot read the configuration", e);
+    err.kind = ErrorKind::Usage;
+    err
+}
+
+/// The directory of the configuration file as named (made absolute from the working directory,
+/// links not resolved): where relative image paths start.
+fn config_dir(path: &Path) -> CliResult<PathBuf> {
+    let absolute = std::path::absolute(path).map_err(|e| {
+        CliError::new(ErrorKind::Usage, format!("cannot make {} an absolute path: {e}", path.display()))
+    })?;
+    Ok(absolute.parent().map_or_else(|| PathBuf::from("/"), Path::to_path_buf))
+}
+
+/// The image of rule `index` at `image` (absolute), checked: a path someone else could change is
+/// refused before anything is touched; a missing or unreadable one is left for that adapter's
+/// flash step to report (exit 2 there), since no one but root could put a file there meanwhile.
+/// Returns the path with links resolved when the file exists.
+fn trusted_image(image: &Path, owners: Owners, config: &Path, index: usize) -> CliResult<PathBuf> {
+    match trust::check_path(image, owners) {
+        Ok(Some(resolved)) => Ok(resolved),
+        Ok(None) => Ok(image.to_path_buf()),
+        Err(e) if file_kind(&e) == ErrorKind::Refused => {
+            Err(file_error(&format!("refusing the firmware image of rule {index} in {}", config.display()), &e))
+        }
+        Err(_) => Ok(image.to_path_buf()),
+    }
 }
 
 /// Parses configuration text; `path` only names the file in errors.

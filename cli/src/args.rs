@@ -89,8 +89,8 @@ pub struct GlobalArgs {
     #[arg(long, short = 'v', global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
     /// Append every firmware command (with its arguments and result) and every step to FILE as
-    /// JSON lines, for support bundles and boot hooks; a file that cannot be written costs a
-    /// warning, never the operation.
+    /// JSON lines, for support bundles and boot hooks; a file that cannot be written, a symbolic
+    /// link or another user's file costs a warning, never the operation.
     #[arg(long, global = true, value_name = "FILE")]
     pub log_file: Option<PathBuf>,
     /// Root of the procfs tree (`doctor`, the sysfs backend and `list` read /proc; tests point it

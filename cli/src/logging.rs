@@ -11,12 +11,12 @@
 //!   line (exit code).
 //!
 //! The log file is opened for appending without following a symlink and without blocking (a named
-//! pipe with no reader cannot hang the boot hook in `open`), and only a regular file is kept; each
-//! line goes out in one
-//! `write` of its own (no buffer a killed process could lose, nothing interleaved with another
-//! ocetool appending to the same file), and a file that cannot be opened or written costs a
-//! warning, never the operation: the boot hook must converge the adapter even when the log's
-//! filesystem is read-only.
+//! pipe with no reader cannot hang the boot hook in `open`), and only a regular file that the
+//! invoking user owns is kept (root never appends to another user's file, which could be a hard
+//! link to anything of theirs); each line goes out in one `write` of its own (no buffer a killed
+//! process could lose, nothing interleaved with another ocetool appending to the same file), and a
+//! file that cannot be opened or written costs a warning, never the operation: the boot hook must
+//! converge the adapter even when the log's filesystem is read-only.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -27,7 +27,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use oce_mailbox::trace::COMMAND_TARGET;
 use oce_pci::PciError;
-use oce_pci::mmap::open_regular_with;
+use oce_pci::trust::{self, Owners};
 use serde_json::{Map, Value, json};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
@@ -74,12 +74,14 @@ pub fn finish(exit_code: u8) {
     append(json!({"event": "end", "exit_code": exit_code}));
 }
 
-/// Opens `path` for appending (created 0640 if missing), refusing a symlink and anything but a
-/// regular file (checked on the open descriptor). The open is non-blocking, so a FIFO without a
-/// reader fails at once instead of waiting for one; `O_NONBLOCK` does not change writes to a
-/// regular file.
+/// Opens `path` for appending (created 0640 if missing), refusing a symlink, anything but a
+/// regular file, and a file another user owns (all checked on the open descriptor). The open is
+/// non-blocking, so a FIFO without a reader fails at once instead of waiting for one;
+/// `O_NONBLOCK` does not change writes to a regular file.
 fn open_log(path: &Path) -> Result<File, PciError> {
-    open_regular_with(path, OpenOptions::new().append(true).create(true).mode(0o640), libc::O_NOFOLLOW)
+    let file = trust::open_no_follow(path, OpenOptions::new().append(true).create(true).mode(0o640))?;
+    trust::check_owned_file(path, &file, Owners::only_me())?;
+    Ok(file)
 }
 
 /// Appends one JSON line, stamped with the time and the process id, in one write.

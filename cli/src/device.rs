@@ -1,19 +1,18 @@
 //! Which adapter a command works on (`--device`, `OCETOOL_DEVICE`, or the only one found), whether
-//! ocetool may drive it, and the per-device lock that keeps two ocetool processes from driving one
-//! adapter at once (design.md §4).
+//! ocetool may drive it, and where the per-device lock that keeps two ocetool processes from
+//! driving one adapter at once lives (design.md §4; the lock itself is [`crate::lock`]).
 
 use std::fmt;
-use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use oce_pci::discover::{self, Blocker, Inventory, Scope, discover};
 use oce_pci::ids::pair_string;
-use oce_pci::mmap::open_regular_with;
-use oce_pci::{Chip, FunctionKind, PciAddress, Roots, signals, sysfs};
+use oce_pci::{Chip, FunctionKind, PciAddress, Roots, sysfs};
 
 use crate::args::GlobalArgs;
-use crate::error::{CliError, CliResult, ErrorKind, pci_error, stopped};
+use crate::error::{CliError, CliResult, ErrorKind, pci_error};
+use crate::lock::DeviceLock;
 
 /// A device as the user named it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -202,7 +201,7 @@ pub fn lock_device(global: &GlobalArgs, spec: &DeviceSpec) -> CliResult<DeviceLo
     let wait = Duration::try_from_secs_f64(global.wait.max(0.0)).unwrap_or(Duration::ZERO);
     let path = lock_path(spec, &global.roots())?;
     tracing::info!(lock = %path.display(), "taking the adapter's lock");
-    DeviceLock::acquire(&path, wait, &spec.describe())
+    DeviceLock::acquire(&path, wait, &spec.describe(), &global.roots().proc)
 }
 
 /// The default emulator state directory: `$XDG_STATE_HOME/ocetool/emu`, else
@@ -250,57 +249,6 @@ pub fn emulator_lock_path(dir: &Path) -> PathBuf {
     dir.parent().unwrap_or(Path::new(".")).join(format!(".{name}.lock"))
 }
 
-/// An exclusive lock on one adapter, released when dropped (or by the kernel when the process
-/// dies, so a killed ocetool never leaves a lock behind).
-#[derive(Debug)]
-pub struct DeviceLock {
-    _file: File,
-}
-
-impl DeviceLock {
-    /// Takes the lock at `path`, waiting up to `wait` for another holder, then failing "busy". A
-    /// stop request (Ctrl-C, SIGTERM) ends the wait at once.
-    ///
-    /// The lock directory may be world-writable (`/run/lock`), so the file is opened without
-    /// following a symbolic link (`O_NOFOLLOW`) and must be a regular file: another user cannot
-    /// point ocetool at a file of theirs, or block it on a named pipe.
-    pub fn acquire(path: &Path, wait: Duration, device: &str) -> CliResult<Self> {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| {
-                CliError::new(ErrorKind::Failed, format!("cannot create the lock directory {}: {e}", parent.display()))
-            })?;
-        }
-        let mut options = OpenOptions::new();
-        options.read(true).write(true).create(true).truncate(false);
-        let file = open_regular_with(path, &mut options, libc::O_NOFOLLOW)
-            .map_err(|e| pci_error("cannot open the lock file", &e).hint("remove it; ocetool creates it again"))?;
-        let deadline = Instant::now() + wait;
-        loop {
-            match file.try_lock() {
-                Ok(()) => return Ok(Self { _file: file }),
-                Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
-                    if let Some(signal) = signals::pending() {
-                        return Err(stopped(signal).hint("nothing was changed"));
-                    }
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                Err(std::fs::TryLockError::WouldBlock) => {
-                    return Err(CliError::new(
-                        ErrorKind::Busy,
-                        format!(
-                            "device busy: another ocetool is working on {device} (lock {}); retry when it has finished, or raise --wait",
-                            path.display()
-                        ),
-                    ));
-                }
-                Err(std::fs::TryLockError::Error(e)) => {
-                    return Err(CliError::new(ErrorKind::Failed, format!("cannot lock {}: {e}", path.display())));
-                }
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -322,42 +270,5 @@ mod tests {
             lock_path(&DeviceSpec::Emulator("/a/b/emu1".into()), &roots).unwrap(),
             PathBuf::from("/a/b/.emu1.lock")
         );
-    }
-
-    #[test]
-    fn second_lock_is_busy() {
-        let dir = tempfile_dir();
-        let path = dir.join("dev.lock");
-        let first = DeviceLock::acquire(&path, Duration::ZERO, "x").unwrap();
-        let err = DeviceLock::acquire(&path, Duration::from_millis(50), "x").unwrap_err();
-        assert_eq!(err.kind, ErrorKind::Busy);
-        drop(first);
-        DeviceLock::acquire(&path, Duration::ZERO, "x").unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn a_lock_path_that_is_a_symlink_or_a_fifo_is_refused() {
-        let dir = tempfile_dir().join("links");
-        std::fs::create_dir_all(&dir).unwrap();
-        let target = dir.join("someone-elses-file");
-        std::fs::write(&target, b"keep").unwrap();
-        let link = dir.join("dev.lock");
-        let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink(&target, &link).unwrap();
-        let err = DeviceLock::acquire(&link, Duration::ZERO, "x").unwrap_err();
-        assert_eq!(err.kind, ErrorKind::Failed, "{}", err.message);
-        assert_eq!(std::fs::read(&target).unwrap(), b"keep");
-        let fifo = dir.join("fifo.lock");
-        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
-        let err = DeviceLock::acquire(&fifo, Duration::ZERO, "x").unwrap_err();
-        assert!(err.message.contains("named pipe"), "{}", err.message);
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    fn tempfile_dir() -> PathBuf {
-        let d = std::env::temp_dir().join(format!("ocetool-lock-test-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        d
     }
 }

@@ -180,6 +180,18 @@ pub fn file_error(context: &str, e: &PciError) -> CliError {
     }
 }
 
+/// The error for a path where ocetool keeps a file of its own (a lock file): anything planted
+/// there — a link, a named pipe or other non-regular file, another user's file — is refused (4);
+/// any other I/O error is a failure (1).
+pub fn own_file_error(context: &str, e: &PciError) -> CliError {
+    match e {
+        PciError::NotAFile { .. } => CliError::from_error(ErrorKind::Refused, context, e)
+            .hint("that is not ocetool's file: find out who put it there, and remove it"),
+        PciError::Untrusted { .. } | PciError::Symlink { .. } => pci_error(context, e),
+        _ => CliError::from_error(ErrorKind::Failed, context, e),
+    }
+}
+
 /// The error for a stop request (Ctrl-C, SIGTERM) that arrived: exit 130 or 143.
 pub fn stopped(signal: Signal) -> CliError {
     pci_error("", &PciError::Interrupted { signal })

@@ -9,6 +9,7 @@ mod emulator;
 mod error;
 mod handoff;
 mod help;
+mod lock;
 mod logging;
 mod output;
 mod report;

@@ -375,7 +375,7 @@ fn one_lock_per_adapter_without_following_symlinks() {
     std::fs::remove_file(locks.join("0000:04:00.lock")).unwrap();
     std::os::unix::fs::symlink(&target, locks.join("0000:04:00.lock")).unwrap();
     let planted = run("0000:04:00.0");
-    assert_eq!(planted.code, 1, "{}", planted.stderr);
+    assert_eq!(planted.code, 4, "{}", planted.stderr);
     assert!(planted.stderr.contains("lock file"), "{}", planted.stderr);
     assert_eq!(std::fs::read(&target).unwrap(), b"keep");
 }

@@ -180,7 +180,7 @@ fn every_test_the_reliability_page_names_exists() {
     let doc = std::fs::read_to_string(root.join("docs/reliability.md")).expect("docs/reliability.md");
     let (named, problems) = problems(&root, &doc);
     assert!(problems.is_empty(), "docs/reliability.md:\n{}", problems.join("\n"));
-    // The page names tests for five guarantees and every fault: far more than a handful. A
+    // The page names tests for its guarantees and every fault: far more than a handful. A
     // parser that found none would pass the loop above without checking anything.
     assert!(named > 50, "only {named} tests found on the page: is the reference format still the one parsed here?");
 }

@@ -6,9 +6,11 @@
 //! above an emulator's state), so before anything is opened in it the directory is checked
 //! (`oce_pci::trust::check_lock_dir`: not a link, owned by root or the invoking user, writable by
 //! others only when sticky), the lock file is opened without following a link, must be a regular
-//! file and belong to root or the invoking user. A lock file ocetool creates in a directory its
-//! group may write gets that group and mode 0660, so the group's members can take a lock file root
-//! created. After the lock is taken, the locked file must still be the one at the path: a lock on
+//! file and belong to root or the invoking user — or, in a directory shared with a group (its
+//! group may write it, others may not), to that group: its members may lock the adapter, and a
+//! file one of them created holds nothing over root. A lock file ocetool creates in such a
+//! directory gets the directory's group and mode 0660, so the group's members can take a lock
+//! file root created. After the lock is taken, the locked file must still be the one at the path: a lock on
 //! a file someone removed (or replaced) meanwhile protects nothing, so ocetool takes the file now
 //! at the path instead.
 
@@ -29,6 +31,8 @@ const POLL: Duration = Duration::from_millis(20);
 const MAX_REPLACED: u32 = 10;
 /// Write permission for the group (S_IWGRP, chmod(2)).
 const GROUP_WRITE: u32 = 0o020;
+/// Write permission for other users (S_IWOTH, chmod(2)).
+const OTHER_WRITE: u32 = 0o002;
 /// The mode of a lock file ocetool creates in a directory its group may write: read and write
 /// for the owner and the group.
 const SHARED_LOCK_MODE: u32 = 0o660;
@@ -84,7 +88,8 @@ fn prepare_dir(dir: &Path) -> CliResult<Metadata> {
 
 /// Opens the lock file at `path`, creating it if missing: a new one gets the directory's group
 /// and mode 0660 when that group may write the directory; an existing one must be a regular file
-/// (not a link) of root or the invoking user.
+/// (not a link) of root or the invoking user, or of the directory's group when the directory is
+/// shared with that group alone.
 fn open_lock_file(path: &Path, dir: &Metadata) -> CliResult<File> {
     let refused = |e: PciError| own_file_error("cannot open the lock file", &e);
     match trust::create_new(path) {
@@ -98,7 +103,11 @@ fn open_lock_file(path: &Path, dir: &Metadata) -> CliResult<File> {
         Err(e) => return Err(refused(e)),
     }
     let file = trust::open_no_follow(path, OpenOptions::new().read(true)).map_err(refused)?;
-    trust::check_owned_file(path, &file, Owners::root_and_me()).map_err(refused)?;
+    let group_dir = dir.mode() & (GROUP_WRITE | OTHER_WRITE) == GROUP_WRITE;
+    let groups_file = file.metadata().is_ok_and(|m| m.gid() == dir.gid());
+    if !(group_dir && groups_file) {
+        trust::check_owned_file(path, &file, Owners::root_and_me()).map_err(refused)?;
+    }
     Ok(file)
 }
 

@@ -1,7 +1,7 @@
 //! The lock on real files: busy with the holder named, links and FIFOs refused, `/proc/locks`
 //! read right.
 
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::PathBuf;
 
 use super::*;
@@ -92,4 +92,33 @@ fn the_real_proc_locks_names_this_process() {
     let comm = std::fs::read_to_string("/proc/self/comm").unwrap();
     assert_eq!(holder.command.as_deref(), Some(comm.trim()));
     assert_eq!(libc::major(meta.dev()), libc::major(std::fs::metadata(&path).unwrap().dev()));
+}
+
+#[test]
+fn in_a_directory_shared_with_a_group_that_groups_lock_file_is_taken() {
+    let d = dir();
+    let locks = d.path().join("locks");
+    std::fs::create_dir(&locks).unwrap();
+    let path = locks.join("0000:03:00.lock");
+    std::fs::write(&path, b"").unwrap();
+    // A member of group 65534 created the lock file (as ocetool would: the directory's group).
+    if std::os::unix::fs::chown(&path, Some(65534), Some(65534)).is_err() {
+        eprintln!("skipped: chown needs root");
+        return;
+    }
+    let take = || DeviceLock::acquire(&path, Duration::ZERO, "x", Path::new(PROC));
+    // A private directory: another user's file is refused.
+    let err = take().unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Refused, "{}", err.message);
+    assert!(err.message.contains("owned by another user"), "{}", err.message);
+    // The directory shared with group 65534 (0770, like /run/lock/ocetool): the group's file is
+    // taken; another group's file still is not.
+    std::os::unix::fs::chown(&locks, None, Some(65534)).unwrap();
+    std::fs::set_permissions(&locks, std::fs::Permissions::from_mode(0o770)).unwrap();
+    drop(take().unwrap());
+    std::os::unix::fs::chown(&path, None, Some(0)).unwrap();
+    assert_eq!(take().unwrap_err().kind, ErrorKind::Refused);
+    // Others may write it too (no sticky bit): the directory itself is refused.
+    std::fs::set_permissions(&locks, std::fs::Permissions::from_mode(0o777)).unwrap();
+    assert!(take().unwrap_err().message.contains("writable by others"));
 }

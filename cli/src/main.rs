@@ -101,6 +101,7 @@ fn run(cli: &Cli) -> CliResult<Box<dyn ErasedReport>> {
             }
         },
         Command::Apply { config, dry_run } => commands::apply::run(g, config, *dry_run).map(boxed),
+        Command::RestoreDrivers => commands::restore_drivers::run(g).map(boxed),
         Command::Manpage { out_dir } => commands::generate::manpages(out_dir).map(boxed),
         Command::Completions { .. } => unreachable!("handled before any device work"),
         Command::List { all } => commands::list::run(g, *all).map(boxed),

@@ -204,6 +204,12 @@ pub enum Command {
         /// Show what would change, and change nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Start a firmware flash only when its worst case (40 s per 32 KiB chunk, the
+        /// protocol's WRITE_FLASHROM timeout) fits in what is left of SECS, counted from the
+        /// start of `apply`; defer (and report) one that does not. 0 defers every flash: the
+        /// modprobe hook's setting, whose time udev bounds.
+        #[arg(long, value_name = "SECS")]
+        firmware_budget: Option<u64>,
     },
     /// Give back the functions an ocetool that was killed (SIGKILL, a crash) left with vfio-pci
     /// or held unbound: every driver hand-off still recorded in /run/ocetool is undone (with

@@ -75,6 +75,7 @@ pub const APPLY: &str = "\
 Examples:
   ocetool apply --dry-run                    what /etc/ocetool/ocetool.toml would change
   ocetool --device 03:00.0 apply --config ./ocetool.toml --json
+  ocetool apply --firmware-budget 0          all but a firmware flash, which is deferred and reported
 
 Exit codes: 0 every adapter as configured (changed or not); 2 a bad or missing configuration
 (a bad one names the file, line and key); else the first failed adapter's code (1 failed,

@@ -100,9 +100,14 @@ pub struct GlobalArgs {
 }
 
 impl GlobalArgs {
-    /// The sysfs, /dev and /proc roots (fake trees in tests).
+    /// The sysfs, /dev and /proc roots (fake trees in tests), and the runtime folder where a
+    /// driver hand-off is recorded while it lasts: `$OCETOOL_RUN_DIR` (the boot hook's
+    /// variable; its report lives there too), else `/run/ocetool`.
     pub fn roots(&self) -> oce_pci::Roots {
-        oce_pci::Roots::new(&self.sysfs_root, &self.dev_root).with_proc(&self.proc_root)
+        let run = std::env::var_os("OCETOOL_RUN_DIR")
+            .filter(|v| !v.is_empty())
+            .map_or_else(|| PathBuf::from(oce_pci::sysfs::RUN_DIR), PathBuf::from);
+        oce_pci::Roots::new(&self.sysfs_root, &self.dev_root).with_proc(&self.proc_root).with_run(run)
     }
 }
 
@@ -202,7 +207,18 @@ pub enum Command {
         /// Show what would change, and change nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Start a firmware flash only when its worst case (40 s per 32 KiB chunk, the
+        /// protocol's WRITE_FLASHROM timeout) fits in what is left of SECS, counted from the
+        /// start of `apply`; defer (and report) one that does not. 0 defers every flash: the
+        /// modprobe hook's setting, whose time udev bounds.
+        #[arg(long, value_name = "SECS")]
+        firmware_budget: Option<u64>,
     },
+    /// Give back the functions an ocetool that was killed (SIGKILL, a crash) left with vfio-pci
+    /// or held unbound: every driver hand-off still recorded in /run/ocetool is undone (with
+    /// --device, that adapter's only), each under its adapter's lock. Every command that opens
+    /// an adapter does this for it first; the boot hook runs this after a killed run.
+    RestoreDrivers,
     /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
     Completions {
         /// The shell.

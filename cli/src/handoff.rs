@@ -1,12 +1,17 @@
 //! The driver hand-off as the user sees it: which backend reaches the adapter and why, the
 //! confirmation that names every function leaving its driver and everything that goes down with
 //! it (network interfaces, RDMA devices), and the same facts in the command's JSON document
-//! (`handoff`), so a script knows what was taken and given back.
+//! (`handoff`), so a script knows what was taken and given back. Also the repair of a hand-off a
+//! killed ocetool left behind ([`repair_leftover`]), which every command that opens an adapter
+//! runs first.
+
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use oce_pci::backend::Choice;
 use oce_pci::discover::{Scope, discover};
-use oce_pci::handoff::{Move, Plan, Target};
-use oce_pci::{Backend, Roots};
+use oce_pci::handoff::{Move, Plan, Repair, Repaired, Target, repair};
+use oce_pci::{Backend, HandOffOptions, KernelSysfs, PciAddress, Roots};
 use serde::Serialize;
 
 use crate::args::GlobalArgs;
@@ -25,13 +30,74 @@ pub struct HandOffJson {
     /// The functions moved for the command, the driven one first; `driver` is what they are back
     /// on now (`null`: unbound, as they were found).
     pub moved: Vec<Move>,
+    /// A hand-off a killed ocetool had left on the adapter, undone before this one; absent when
+    /// there was none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repaired: Option<RepairJson>,
 }
 
 impl HandOffJson {
-    /// The record of a hand-off by `choice`'s backend that moved `moved`.
-    pub fn new(choice: &Choice, moved: &[Move]) -> Self {
-        Self { backend: choice.backend, reason: choice.reason.clone(), moved: moved.to_vec() }
+    /// The record of a hand-off by `choice`'s backend that moved `moved`, after `repaired`.
+    pub fn new(choice: &Choice, moved: &[Move], repaired: Option<RepairJson>) -> Self {
+        Self { backend: choice.backend, reason: choice.reason.clone(), moved: moved.to_vec(), repaired }
     }
+}
+
+/// A hand-off of a killed ocetool that a run undid (`handoff.repaired`, `restore-drivers`).
+#[derive(Debug, Clone, Serialize)]
+pub struct RepairJson {
+    /// The record it was read from (now removed).
+    pub record: PathBuf,
+    /// The process that had made the hand-off.
+    pub pid: u32,
+    /// The function that hand-off was for.
+    pub address: PciAddress,
+    /// Each function it had moved, and the driver it is on now (`null`: unbound, as it was, or
+    /// until its driver loads).
+    pub functions: Vec<Repaired>,
+}
+
+impl RepairJson {
+    fn of(r: &Repair) -> Self {
+        Self { record: r.record.clone(), pid: r.pid, address: r.address, functions: r.functions.clone() }
+    }
+
+    /// One line for the user: what was given back to what.
+    pub fn describe(&self) -> String {
+        let back: Vec<String> = self
+            .functions
+            .iter()
+            .map(|f| match &f.driver {
+                Some(d) => format!("{} is back on {d}", f.address),
+                None => format!("{} is unbound with its driver_override cleared", f.address),
+            })
+            .collect();
+        format!(
+            "gave back what the driver hand-off of {} by ocetool (pid {}) left when it was stopped: {}",
+            self.address,
+            self.pid,
+            if back.is_empty() { "its functions are gone".to_owned() } else { back.join(", ") }
+        )
+    }
+}
+
+/// Undoes the driver hand-off a killed ocetool left on `addr`'s adapter, if one is recorded
+/// (`oce_pci::handoff::repair`), and says so on stderr. The caller holds the adapter's lock, so
+/// the record's process is gone. A repair that fails stops the command (exit 1) and keeps the
+/// record: going on would take vfio-pci for the functions' original driver.
+pub fn repair_leftover(roots: &Roots, addr: PciAddress) -> CliResult<Option<RepairJson>> {
+    let repaired = repair_quietly(roots, addr)?;
+    if let Some(r) = &repaired {
+        eprintln!("ocetool: warning: {}", r.describe());
+    }
+    Ok(repaired)
+}
+
+/// [`repair_leftover`] without the line on stderr, for `restore-drivers`, whose report it is.
+pub fn repair_quietly(roots: &Roots, addr: PciAddress) -> CliResult<Option<RepairJson>> {
+    let repaired = repair(roots, addr, HandOffOptions::default().timeout, Arc::new(KernelSysfs))
+        .map_err(|e| pci_error(&format!("cannot give back what a stopped ocetool left on {addr}'s adapter"), &e))?;
+    Ok(repaired.as_ref().map(RepairJson::of))
 }
 
 /// A command's result, with the hand-off it needed on a real adapter.

@@ -75,6 +75,7 @@ pub const APPLY: &str = "\
 Examples:
   ocetool apply --dry-run                    what /etc/ocetool/ocetool.toml would change
   ocetool --device 03:00.0 apply --config ./ocetool.toml --json
+  ocetool apply --firmware-budget 0          all but a firmware flash, which is deferred and reported
 
 Exit codes: 0 every adapter as configured (changed or not); 2 a bad, missing or unreadable
 configuration (a bad one names the file, line and key); 4 a configuration or image that anyone

@@ -105,7 +105,11 @@ fn run(cli: &Cli) -> CliResult<Box<dyn ErasedReport>> {
                 commands::fw::build::run(version, output, *layout, *asic_type_rev).map(boxed)
             }
         },
-        Command::Apply { config, dry_run } => commands::apply::run(g, config, *dry_run).map(boxed),
+        Command::Apply { config, dry_run, firmware_budget } => {
+            let budget = firmware_budget.map(std::time::Duration::from_secs);
+            commands::apply::run(g, config, *dry_run, budget).map(boxed)
+        }
+        Command::RestoreDrivers => commands::restore_drivers::run(g).map(boxed),
         Command::Manpage { out_dir } => commands::generate::manpages(out_dir).map(boxed),
         Command::Completions { .. } => unreachable!("handled before any device work"),
         Command::List { all } => commands::list::run(g, *all).map(boxed),

@@ -14,7 +14,7 @@ use crate::args::GlobalArgs;
 use crate::device::{DeviceSpec, check_supported, lock_device, select_device};
 use crate::emulator::{open_emulator, print_events};
 use crate::error::{CliError, CliResult, ErrorKind, mailbox_error, pci_error, stopped};
-use crate::handoff::{HandOffJson, Handed, confirm_unbind, refuse_reset_under_drivers};
+use crate::handoff::{HandOffJson, Handed, confirm_unbind, refuse_reset_under_drivers, repair_leftover};
 
 /// An adapter ready for commands.
 #[derive(Debug)]
@@ -89,9 +89,10 @@ pub fn run_job_on<J: Job>(
     }
 }
 
-/// The real-hardware path: choose the backend (VFIO with an IOMMU group, sysfs without), hand
-/// the adapter's functions over as that backend needs them (design.md §5), open the function,
-/// run the job, and give every function back to its driver on every path.
+/// The real-hardware path: give back what a killed ocetool's hand-off left on the adapter, choose
+/// the backend (VFIO with an IOMMU group, sysfs without), hand the adapter's functions over as
+/// that backend needs them (design.md §5), open the function, run the job, and give every
+/// function back to its driver on every path.
 fn run_on_pci<J: Job>(
     global: &GlobalArgs,
     addr: PciAddress,
@@ -100,6 +101,7 @@ fn run_on_pci<J: Job>(
     job: J,
 ) -> CliResult<Handed<J::Output>> {
     let roots = global.roots();
+    let repaired = repair_leftover(&roots, addr)?;
     let choice = backend::choose(&roots, addr, global.backend.request()).map_err(|e| pci_error("", &e))?;
     let target = match choice.backend {
         Backend::Vfio => Target::VfioPci,
@@ -116,7 +118,7 @@ fn run_on_pci<J: Job>(
     tracing::info!(%addr, backend = %choice.backend, moves = plan.moves.len(), "handing the adapter over");
     let handoff = HandOff::execute(plan, &roots, HandOffOptions::default().timeout, Arc::new(KernelSysfs))
         .map_err(|e| pci_error(&format!("cannot take {addr} for ocetool"), &e))?;
-    let record = HandOffJson::new(&choice, handoff.moved());
+    let record = HandOffJson::new(&choice, handoff.moved(), repaired);
     let opened = |e: PciError| pci_error(&format!("cannot open {addr} through the {} backend", choice.backend), &e);
     let initialize = job.needs_ready_adapter();
     let out = signals::check().map_err(|e| pci_error("", &e)).and_then(|()| match choice.backend {

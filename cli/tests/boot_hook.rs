@@ -1,19 +1,27 @@
-//! The boot hook (`packaging/be2net-hook`, run by the modprobe.d `install be2net` line and by
-//! ocetool-apply.service) on an emulated adapter: nothing without a configuration, one log line
-//! and a JSON report per run, bounded by its timeout, and exit 0 whatever happened, so be2net
-//! always loads afterwards.
+//! The boot hook (`packaging/be2net-hook`, run by the modprobe.d `install be2net` line and, with
+//! `--service`, by ocetool-apply.service) on an emulated adapter: nothing without a configuration,
+//! one log line and a JSON report per run, bounded by its timeout, and exit 0 whatever happened,
+//! so be2net always loads afterwards. A firmware flash is never cut: under udev's limit it is
+//! deferred (and reported) to the service, which has the time and completes it; a SIGTERM in the
+//! middle of one lets the command in flight finish. The report is replaced only by a whole
+//! document, from a temporary file of the run's own.
 
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{OCETOOL, fresh, ocetool};
+use common::{CHUNK_COUNTER, OCETOOL, chunks_received, fresh, ocetool, wait_until};
+use serde_json::Value;
 
 fn hook() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../packaging/be2net-hook")
 }
+
+/// The factory firmware of a fresh emulated adapter, and the version of the image flashed here.
+const FACTORY: &str = "11.1.172.23";
+const NEW: &str = "11.2.0.9";
 
 struct Setup {
     dir: tempfile::TempDir,
@@ -30,26 +38,102 @@ impl Setup {
         self.dir.path().join("ocetool.toml")
     }
 
-    fn report(&self) -> PathBuf {
-        self.dir.path().join("run/last-apply.json")
+    fn run_dir(&self) -> PathBuf {
+        self.dir.path().join("run")
     }
 
-    fn run(&self, timeout_secs: u32) -> Output {
-        Command::new("sh")
-            .arg(hook())
+    fn report(&self) -> PathBuf {
+        self.run_dir().join("last-apply.json")
+    }
+
+    /// The link `systemctl enable ocetool-apply.service` makes (the hook looks for it).
+    fn service_link(&self) -> PathBuf {
+        self.dir.path().join("sysinit.target.wants-ocetool-apply.service")
+    }
+
+    /// A configuration asking for RoCE, activated by a reset, and the firmware of `NEW`.
+    fn with_firmware(&self) {
+        let image = self.dir.path().join("new.ufi");
+        std::fs::write(&image, oce_firmware::build::ImageBuilder::new(NEW).build().unwrap()).unwrap();
+        let rule = format!(
+            "[[adapter]]\nmatch = {{ all = true }}\nprofile = \"roce\"\nfirmware = \"{}\"\nactivate = \"reset\"\n",
+            image.display()
+        );
+        std::fs::write(self.config(), rule).unwrap();
+    }
+
+    fn faults(&self, specs: &[&str]) {
+        let mut args = vec!["--device", self.dev.as_str(), "emulator", "fault", "set"];
+        args.extend_from_slice(specs);
+        assert_eq!(ocetool(&args).code, 0);
+    }
+
+    fn chunks(&self) -> u64 {
+        chunks_received(&self.dir.path().join("emu"))
+    }
+
+    /// The hook as `args` call it (`[]`: the modprobe.d line; `["--service"]`: the unit), with
+    /// its limit `timeout_secs` and `bin` as ocetool.
+    fn command(&self, args: &[&str], timeout_secs: u32, bin: &Path) -> Command {
+        let mut cmd = Command::new("sh");
+        cmd.arg(hook())
+            .args(args)
             .env("OCETOOL_CONFIG", self.config())
-            .env("OCETOOL_BIN", OCETOOL)
+            .env("OCETOOL_BIN", bin)
             .env("OCETOOL_DEVICE", &self.dev)
-            .env("OCETOOL_RUN_DIR", self.dir.path().join("run"))
+            .env("OCETOOL_RUN_DIR", self.run_dir())
+            .env("OCETOOL_SERVICE_WANTS", self.service_link())
             .env("OCETOOL_HOOK_TIMEOUT", timeout_secs.to_string())
             .stdin(Stdio::null())
-            .output()
-            .unwrap()
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd
     }
 
-    fn report_json(&self) -> serde_json::Value {
-        serde_json::from_slice(&std::fs::read(self.report()).unwrap()).unwrap()
+    /// The modprobe.d hook.
+    fn run(&self, timeout_secs: u32) -> Output {
+        self.command(&[], timeout_secs, Path::new(OCETOOL)).output().unwrap()
     }
+
+    /// ocetool-apply.service's run.
+    fn run_service(&self, timeout_secs: u32) -> Output {
+        self.command(&["--service"], timeout_secs, Path::new(OCETOOL)).output().unwrap()
+    }
+
+    fn report_json(&self) -> Value {
+        let bytes = std::fs::read(self.report()).unwrap();
+        serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+            panic!("the report is not a whole document ({e}): {:?}", String::from_utf8_lossy(&bytes))
+        })
+    }
+}
+
+/// The hook's one log line.
+fn log_line(out: &Output) -> String {
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(text.lines().count(), 1, "one line per run: {text}");
+    assert_eq!(out.status.code(), Some(0), "the module load must not fail: {text}");
+    text
+}
+
+/// `pid` and every process below it, as systemd finds them in the unit's control group.
+fn process_tree(pid: u32) -> Vec<u32> {
+    let parent_of = |p: u32| -> Option<u32> {
+        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
+        stat.rsplit_once(") ")?.1.split(' ').nth(1)?.parse().ok()
+    };
+    let all: Vec<u32> =
+        std::fs::read_dir("/proc").unwrap().flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect();
+    let mut tree = vec![pid];
+    let mut i = 0;
+    while i < tree.len() {
+        let p = tree[i];
+        let children: Vec<u32> =
+            all.iter().copied().filter(|c| parent_of(*c) == Some(p) && !tree.contains(c)).collect();
+        tree.extend(children);
+        i += 1;
+    }
+    tree
 }
 
 #[test]
@@ -95,12 +179,108 @@ fn the_hook_is_bounded_by_its_timeout() {
     let s = Setup::new();
     std::fs::write(s.config(), "[[adapter]]\nmatch = { all = true }\nprofile = \"roce\"\n").unwrap();
     // GET_ACTIVE_PROFILE takes 60 s: far past the hook's 1 s limit.
-    assert_eq!(ocetool(&["--device", &s.dev, "emulator", "fault", "set", "slow=1:167:60000"]).code, 0);
+    s.faults(&["slow=1:167:60000"]);
     let started = Instant::now();
     let out = s.run(1);
-    assert_eq!(out.status.code(), Some(0));
-    let line = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(line.contains("stopped after 1s"), "{line}");
-    // Generous: 1 s plus the 5 s grace before SIGKILL, and a slow machine.
+    let line = log_line(&out);
+    assert!(line.contains("stopped after 1s (exit 124), the command in flight finished first"), "{line}");
+    // ocetool stopped by itself once the command in flight ended (at its 4 s timeout), long
+    // before the 60 s after which `timeout` would kill it; generous for a slow machine.
     assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
+    let report = s.report_json();
+    assert!(report["adapters"][0]["error"]["message"].is_string(), "{report}");
+}
+
+#[test]
+fn at_boot_a_slow_flash_is_deferred_never_cut_and_the_services_later_run_completes_it() {
+    let s = Setup::new();
+    s.with_firmware();
+    std::fs::write(s.service_link(), "").unwrap();
+    // Each flash chunk takes 2 s: the 512 KiB firmware section alone would take 32 s, ten times
+    // the hook's limit.
+    s.faults(&["slow-flash=2000", &format!("flash-fail-at={CHUNK_COUNTER}")]);
+    let out = s.run(3);
+    let line = log_line(&out);
+    assert!(line.contains("exit 0 changed=true reset_required=false deferred=true"), "{line}");
+    assert!(
+        line.contains(
+            "a firmware flash was deferred to ocetool-apply.service, which flashes it before be2net at the next boot"
+        ),
+        "{line}"
+    );
+    let report = s.report_json();
+    let adapter = &report["adapters"][0];
+    assert_eq!(report["deferred"], true, "{report}");
+    assert_eq!((&adapter["deferred"]["firmware"], &adapter["deferred"]["budget_secs"]), (&NEW.into(), &0.into()));
+    assert!(adapter["deferred"]["worst_case_secs"].as_u64().unwrap() > 3, "{adapter}");
+    // What must happen before be2net did: RoCE runs after the reset; the firmware was not touched.
+    assert_eq!(adapter["roce_enabled"], true, "{adapter}");
+    assert_eq!(adapter["firmware"]["stored"], FACTORY);
+    assert_eq!(s.chunks(), 0, "no flash chunk was sent");
+
+    // The service, before be2net at the next boot, has the time for the flash (its limit covers
+    // the image's worst case) and completes it.
+    s.faults(&["slow-flash=20"]);
+    let out = s.run_service(4000);
+    let line = log_line(&out);
+    assert!(line.contains("applied") && line.contains("deferred=false"), "{line}");
+    let report = s.report_json();
+    let adapter = &report["adapters"][0];
+    assert!(adapter["deferred"].is_null(), "{adapter}");
+    let actions = adapter["actions"].to_string();
+    assert!(actions.contains(&format!("flashed firmware {NEW} (was {FACTORY})")), "{actions}");
+    assert_eq!((&adapter["firmware"]["stored"], &adapter["firmware"]["running"]), (&NEW.into(), &NEW.into()));
+    assert!(s.chunks() > 0);
+}
+
+#[test]
+fn a_deferred_flash_says_when_no_enabled_service_will_do_it() {
+    let s = Setup::new();
+    s.with_firmware();
+    let line = log_line(&s.run(30));
+    assert!(
+        line.contains("ocetool-apply.service, which would flash it before be2net at boot, is not enabled"),
+        "{line}"
+    );
+    assert!(line.contains("systemctl enable ocetool-apply.service"), "{line}");
+}
+
+#[test]
+fn the_service_defers_a_flash_whose_worst_case_does_not_fit_in_its_time() {
+    let s = Setup::new();
+    s.with_firmware();
+    s.faults(&[&format!("flash-fail-at={CHUNK_COUNTER}")]);
+    // 600 s for the unit: 300 s of it for the flash, less than the image's worst case.
+    let line = log_line(&s.run_service(600));
+    assert!(line.contains("deferred=true") && line.contains("flash it by hand (ocetool fw update)"), "{line}");
+    let deferred = &s.report_json()["adapters"][0]["deferred"];
+    assert_eq!(deferred["budget_secs"], 300, "{deferred}");
+    assert!(deferred["worst_case_secs"].as_u64().unwrap() > 300, "{deferred}");
+    assert_eq!(s.chunks(), 0);
+}
+
+#[test]
+fn sigterm_to_the_service_in_mid_flash_lets_the_command_in_flight_finish_and_keeps_a_whole_report() {
+    let s = Setup::new();
+    s.with_firmware();
+    // 700 ms a chunk: stopping after the section in flight, or after the chunk in flight, takes
+    // seconds, more than a 5 s grace before SIGKILL would give it.
+    s.faults(&["slow-flash=700", &format!("flash-fail-at={CHUNK_COUNTER}")]);
+    let child: Child = s.command(&["--service"], 4000, Path::new(OCETOOL)).spawn().unwrap();
+    wait_until("the first chunks of the flash", || s.chunks() >= 2);
+    // What systemd does to stop the unit (shutdown, `systemctl stop`): SIGTERM to each process.
+    let pids: Vec<String> = process_tree(child.id()).iter().map(ToString::to_string).collect();
+    assert!(pids.len() >= 3, "sh, timeout and ocetool: {pids:?}");
+    assert!(Command::new("kill").arg("-TERM").args(&pids).status().unwrap().success());
+    let out = child.wait_with_output().unwrap();
+    let line = log_line(&out);
+    assert!(line.contains("stopped by SIGTERM (exit 143), the command in flight finished first"), "{line}");
+    assert!(!line.contains("killed"), "{line}");
+    let report = s.report_json();
+    assert_eq!(report["adapters"][0]["error"]["kind"], "terminated", "{report}");
+    // The adapter is consistent: the next run completes the flash.
+    assert_eq!(ocetool(&["--device", &s.dev, "emulator", "fault", "clear", "--all"]).code, 0);
+    let line2 = log_line(&s.run_service(4000));
+    assert!(line2.contains("applied"), "{line2}");
+    assert_eq!(s.report_json()["adapters"][0]["firmware"]["stored"], NEW);
 }

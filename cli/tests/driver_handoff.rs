@@ -41,11 +41,12 @@ fn card_in_groups(groups: [Option<u32>; 2]) -> FakeTree {
     tree
 }
 
-/// ocetool on `tree`, with its lock files in a folder of the tree.
+/// ocetool on `tree`, with its lock files and its runtime folder (hand-off records) in the tree.
 fn on_tree(tree: &FakeTree, args: &[&str]) -> Run {
     let root = tree.roots().sysfs.parent().unwrap();
     command()
         .env("OCETOOL_LOCK_DIR", root.join("locks"))
+        .env("OCETOOL_RUN_DIR", &tree.roots().run)
         .arg("--sysfs-root")
         .arg(&tree.roots().sysfs)
         .arg("--dev-root")

@@ -328,6 +328,55 @@ pub enum PciError {
         /// Each function's failure.
         failures: Vec<PciError>,
     },
+    /// A hand-off record (or its folder) that another user could have written: it is not acted
+    /// on.
+    #[error("not trusting the hand-off record {path}: {why}; remove it (as root) if no ocetool is running")]
+    RecordUntrusted {
+        /// The record or its folder.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A hand-off record that does not parse or names something it must not.
+    #[error("the hand-off record {path} is not valid: {detail}; remove it (as root) if no ocetool is running")]
+    RecordInvalid {
+        /// The record.
+        path: PathBuf,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// A hand-off of a stopped process is still recorded: the functions it names may be on
+    /// vfio-pci (or held unbound) with `driver_override` set, so their current driver is not
+    /// their original one. Undo it first ([`crate::handoff::repair`]).
+    #[error(
+        "a driver hand-off of {address} by ocetool (pid {pid}), which stopped before giving the functions back, is \
+         still recorded in {path}; run `ocetool restore-drivers` to give them back first"
+    )]
+    HandOffLeftOver {
+        /// The record.
+        path: PathBuf,
+        /// The process that made the hand-off.
+        pid: u32,
+        /// The function it was for.
+        address: PciAddress,
+    },
+    /// Undoing a recorded hand-off of a stopped process failed; the record is kept so the next
+    /// run tries again.
+    #[error(
+        "could not undo the driver hand-off of {address} that ocetool (pid {pid}) left behind (record kept in {path}): \
+         {}",
+        failures.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    )]
+    RepairFailed {
+        /// The record.
+        path: PathBuf,
+        /// The process that made the hand-off.
+        pid: u32,
+        /// The function it was for.
+        address: PciAddress,
+        /// Each function's failure.
+        failures: Vec<PciError>,
+    },
     /// A backend was asked to open a function that a hand-off did not put where it needs it.
     #[error("{address} was not handed over for the {backend} backend")]
     NotHandedOver {

@@ -15,7 +15,8 @@ use crate::PciAddress;
 use crate::handoff::SysfsWrite;
 use crate::sysfs::{Roots, VFIO_PCI};
 
-/// A fake tree: `<tmp>/sys/...`, `<tmp>/dev/...` and `<tmp>/proc/...`.
+/// A fake tree: `<tmp>/sys/...`, `<tmp>/dev/...` and `<tmp>/proc/...`, and `<tmp>/run` as the
+/// runtime folder (created by the first hand-off record).
 #[derive(Debug)]
 pub struct FakeTree {
     _dir: tempfile::TempDir,
@@ -27,7 +28,9 @@ impl FakeTree {
     /// `/dev/vfio/vfio`, vfio-pci loaded, and an empty `/proc`.
     pub fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let roots = Roots::new(dir.path().join("sys"), dir.path().join("dev")).with_proc(dir.path().join("proc"));
+        let roots = Roots::new(dir.path().join("sys"), dir.path().join("dev"))
+            .with_proc(dir.path().join("proc"))
+            .with_run(dir.path().join("run"));
         std::fs::create_dir_all(&roots.proc).unwrap();
         for sub in
             ["bus/pci/devices", "bus/pci/drivers", "kernel/iommu_groups", "kernel/security", "devices/pci0000:00"]

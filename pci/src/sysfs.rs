@@ -19,8 +19,8 @@ pub const VFIO_PCI: &str = "vfio-pci";
 /// in `vfio_main.c` (`vfio_driver_allowed`).
 const VIABLE_DRIVERS: &[&str] = &[VFIO_PCI, "pci-stub"];
 
-/// Where sysfs, /dev and /proc are. The real system uses `/sys`, `/dev` and `/proc`; tests use a
-/// fake tree.
+/// Where sysfs, /dev and /proc are, and where ocetool keeps its runtime state. The real system
+/// uses `/sys`, `/dev`, `/proc` and `/run/ocetool`; tests use a fake tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Roots {
     /// The sysfs mount point (normally `/sys`).
@@ -29,7 +29,15 @@ pub struct Roots {
     pub dev: PathBuf,
     /// The procfs mount point (normally `/proc`; read by [`crate::host`]).
     pub proc: PathBuf,
+    /// ocetool's runtime folder (normally [`RUN_DIR`]): the hand-off records
+    /// ([`crate::handoff::record`]), beside the boot hook's last report. A tmpfs, so it starts
+    /// empty at every boot, as `driver_override` does.
+    pub run: PathBuf,
 }
+
+/// ocetool's runtime folder on a real system (created by the package's tmpfiles.d entry, root's
+/// and not writable by anyone else).
+pub const RUN_DIR: &str = "/run/ocetool";
 
 impl Default for Roots {
     fn default() -> Self {
@@ -38,9 +46,15 @@ impl Default for Roots {
 }
 
 impl Roots {
-    /// Roots at `sysfs` and `dev`, with procfs at `/proc`.
+    /// Roots at `sysfs` and `dev`, with procfs at `/proc` and the runtime folder at [`RUN_DIR`].
     pub fn new(sysfs: impl Into<PathBuf>, dev: impl Into<PathBuf>) -> Self {
-        Self { sysfs: sysfs.into(), dev: dev.into(), proc: PathBuf::from("/proc") }
+        Self { sysfs: sysfs.into(), dev: dev.into(), proc: PathBuf::from("/proc"), run: PathBuf::from(RUN_DIR) }
+    }
+
+    /// The same roots with the runtime folder at `run`.
+    pub fn with_run(mut self, run: impl Into<PathBuf>) -> Self {
+        self.run = run.into();
+        self
     }
 
     /// The same roots with procfs at `proc`.

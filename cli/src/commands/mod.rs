@@ -13,4 +13,5 @@ pub mod query;
 pub mod query_kernel;
 pub mod raw;
 pub mod reset;
+pub mod restore_drivers;
 pub mod set_profile;

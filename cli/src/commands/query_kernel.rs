@@ -13,7 +13,7 @@ use super::query::Query;
 use crate::args::GlobalArgs;
 use crate::device::{DeviceSpec, check_supported, lock_device, select_device};
 use crate::error::{CliResult, pci_error};
-use crate::handoff::Handed;
+use crate::handoff::{Handed, repair_leftover};
 use crate::output::{Report, printable};
 use crate::report::{KernelQueryJson, QueryJson, link_text};
 use crate::session::run_job;
@@ -47,6 +47,8 @@ pub fn run(global: &GlobalArgs) -> CliResult<Handed<QueryDoc>> {
         check_supported(&roots, addr)?;
         // Under the adapter's lock, so no other ocetool is moving the function meanwhile.
         let lock = lock_device(global, &DeviceSpec::Pci(addr))?;
+        // A killed ocetool may have left the function on vfio-pci: its driver first.
+        repair_leftover(&roots, addr)?;
         let driver =
             sysfs::bound_driver(&roots, addr).map_err(|e| pci_error(&format!("cannot read {addr}'s driver"), &e))?;
         if driver.is_some_and(|d| d != VFIO_PCI) {

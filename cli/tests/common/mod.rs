@@ -100,9 +100,10 @@ pub fn fake_pci_function(root: &Path, address: &str, vendor: u16, device: u16) {
 }
 
 /// `ocetool --sysfs-root ROOT/sys --dev-root ROOT/dev`, for a fake tree made by
-/// [`fake_pci_function`].
+/// [`fake_pci_function`], with its runtime folder (driver hand-off records) in `ROOT/run`.
 pub fn with_fake_sysfs(root: &Path) -> Command {
     let mut cmd = command();
+    cmd.env("OCETOOL_RUN_DIR", root.join("run"));
     cmd.arg("--sysfs-root").arg(root.join("sys")).arg("--dev-root").arg(root.join("dev"));
     cmd
 }

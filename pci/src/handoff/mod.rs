@@ -10,6 +10,12 @@
 //! unwinding — or explicitly through [`HandOff::restore`], which reports a failure instead of
 //! printing it. Signals: see [`crate::signals`].
 //!
+//! A process that dies without running either (SIGKILL, a crash) cannot give anything back, so a
+//! hand-off first writes a [`record`] of what it changes, before its first sysfs write, and
+//! removes it once every function is back. [`repair`] undoes a hand-off whose record outlived its
+//! process; [`Plan::new`] refuses to plan over one, so a run never takes the vfio-pci binding such
+//! a hand-off left for a function's original driver.
+//!
 //! Every sysfs write goes through a [`SysfsWrite`] so tests can put a model of the kernel behind
 //! it and assert each write.
 
@@ -20,8 +26,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 mod plan;
+pub mod record;
+mod repair;
 
 pub use plan::{HOLD_OVERRIDE, Move, Plan, Target};
+pub use record::{Record, RecordedFunction};
+pub use repair::{Repair, Repaired, repair};
 
 use crate::signals;
 use crate::sysfs::{self, Lockdown, Roots, VFIO_PCI};
@@ -39,7 +49,9 @@ pub struct KernelSysfs;
 
 impl SysfsWrite for KernelSysfs {
     fn write_attr(&self, path: &Path, value: &str) -> io::Result<()> {
-        std::fs::OpenOptions::new().write(true).open(path)?.write_all(value.as_bytes())
+        // Opened as the shell's `echo VALUE > ATTR` opens it: sysfs ignores the truncation, and a
+        // plain file (a test's fake tree) holds exactly the value written.
+        std::fs::OpenOptions::new().write(true).truncate(true).open(path)?.write_all(value.as_bytes())
     }
 }
 
@@ -101,13 +113,24 @@ struct RestorePlan {
     /// The `driver_override` before, `None` if unset.
     driver_override: Option<String>,
     timeout: Duration,
+    /// The hand-off record that names this function, removed once every function it names is
+    /// back.
+    record: Option<PathBuf>,
 }
 
 impl RestorePlan {
     /// Clears (or restores) `driver_override`, unbinds vfio-pci, reprobes if a driver held the
-    /// function, and checks that the original driver has it again.
+    /// function, and checks that the original driver has it again. A function already as it
+    /// was is left alone.
     fn run(&self) -> Result<(), PciError> {
         let dev = self.roots.device_dir(self.address);
+        // Already as it was (the move failed at its first write, or a repair runs again): nothing
+        // to write, and nothing a refused write could then leave recorded forever.
+        if read_override(&self.roots, self.address)? == self.driver_override
+            && sysfs::bound_driver(&self.roots, self.address)? == self.driver
+        {
+            return Ok(());
+        }
         let w = &*self.writer;
         let ov = self.driver_override.as_deref().map_or_else(|| "\n".to_owned(), |o| format!("{o}\n"));
         write(w, &self.roots, &dev.join("driver_override"), &ov)?;
@@ -148,10 +171,55 @@ fn take(slot: &Slot) -> Option<RestorePlan> {
 
 /// Restores every live hand-off now, for a caller about to leave through `std::process::exit`
 /// (which runs no destructors). Every `VfioFunction` must be dropped first: the kernel's unbind
-/// of vfio-pci waits for the device to be closed. Returns the failures.
+/// of vfio-pci waits for the device to be closed. Returns the failures. The record of each
+/// hand-off whose functions all came back is removed; the others stay for the next run.
 pub fn restore_all() -> Vec<PciError> {
     let slots: Vec<Slot> = ACTIVE.lock().unwrap_or_else(PoisonError::into_inner).drain(..).collect();
-    slots.iter().filter_map(take).filter_map(|plan| plan.run().err()).collect()
+    run_plans(slots.iter().filter_map(take).collect())
+}
+
+/// Runs `plans` (every one, whatever fails) and removes each record none of whose functions
+/// failed. Returns the failures.
+fn run_plans(plans: Vec<RestorePlan>) -> Vec<PciError> {
+    let mut failures = Vec::new();
+    let mut records: Vec<(PathBuf, bool)> = Vec::new();
+    for plan in plans {
+        let result = plan.run();
+        if let Some(path) = plan.record {
+            let ok = result.is_ok();
+            match records.iter_mut().find(|(p, _)| *p == path) {
+                Some(entry) => entry.1 &= ok,
+                None => records.push((path, ok)),
+            }
+        }
+        if let Err(e) = result {
+            failures.push(e);
+        }
+    }
+    for (path, all_back) in records {
+        if all_back && let Err(e) = record::remove(&path) {
+            failures.push(e);
+        }
+    }
+    failures
+}
+
+/// The `driver_override` of `address` now, `None` when unset.
+fn read_override(roots: &Roots, address: PciAddress) -> Result<Option<String>, PciError> {
+    let path = roots.device_dir(address).join("driver_override");
+    let ov = std::fs::read_to_string(&path).map_err(|source| PciError::Io { path, source })?;
+    let ov = ov.trim();
+    Ok((!ov.is_empty() && ov != "(null)").then(|| ov.to_owned()))
+}
+
+/// Refuses to hand off while the record at `path` says a hand-off of a stopped process is not
+/// undone: its functions' current drivers are not their original ones.
+pub(crate) fn refuse_left_over(roots: &Roots, path: &Path, address: PciAddress) -> Result<(), PciError> {
+    let slot = crate::discover::adapter_slot(roots, address)?;
+    match Record::load(roots, path, &slot)? {
+        Some(left) => Err(PciError::HandOffLeftOver { path: path.to_path_buf(), pid: left.pid, address: left.address }),
+        None => Ok(()),
+    }
 }
 
 /// The functions of one adapter held where a backend needs them (on vfio-pci, or detached) for
@@ -170,6 +238,8 @@ pub struct HandOff {
     moved: Vec<Move>,
     /// One restore plan per moved function, in the order they moved.
     slots: Vec<Slot>,
+    /// The hand-off's record, while it exists.
+    record: Option<PathBuf>,
 }
 
 impl HandOff {
@@ -190,10 +260,12 @@ impl HandOff {
         Self::execute(plan, roots, options.timeout, writer)
     }
 
-    /// Runs `plan`: moves each function in turn, registering its restore before the first write,
-    /// so a failure (or a stop request) part-way gives back every function already moved, and
-    /// the one that was moving. A function whose driver changed since the plan was made (while
-    /// the user was asked) stops the hand-off with [`PciError::BindingChanged`].
+    /// Runs `plan`: records what it will change ([`record`]), then moves each function in turn,
+    /// registering its restore before the first write, so a failure (or a stop request) part-way
+    /// gives back every function already moved, and the one that was moving. A function whose
+    /// driver changed since the plan was made (while the user was asked) stops the hand-off with
+    /// [`PciError::BindingChanged`]. The record is written before anything moves; when it cannot
+    /// be written, nothing moves.
     pub fn execute(
         plan: Plan,
         roots: &Roots,
@@ -201,6 +273,28 @@ impl HandOff {
         writer: Arc<dyn SysfsWrite>,
     ) -> Result<Self, PciError> {
         let original = plan.original_driver(roots)?;
+        let overrides =
+            plan.moves.iter().map(|m| read_override(roots, m.address)).collect::<Result<Vec<_>, PciError>>()?;
+        let record = match plan.moves.first() {
+            None => None,
+            Some(_) => {
+                let path = record::path_for(roots, plan.address)?;
+                refuse_left_over(roots, &path, plan.address)?;
+                let functions = plan
+                    .moves
+                    .iter()
+                    .zip(&overrides)
+                    .map(|(m, ov)| RecordedFunction {
+                        address: m.address,
+                        driver: m.driver.clone(),
+                        driver_override: ov.clone(),
+                    })
+                    .collect();
+                Record { pid: std::process::id(), address: plan.address, target: plan.target, functions }
+                    .write(&path)?;
+                Some(path)
+            }
+        };
         let mut guard = Self {
             address: plan.address,
             roots: roots.clone(),
@@ -209,23 +303,22 @@ impl HandOff {
             original,
             moved: Vec::new(),
             slots: Vec::new(),
+            record,
         };
-        for m in plan.moves {
+        for (m, ov) in plan.moves.into_iter().zip(overrides) {
             signals::check()?;
             let now = sysfs::bound_driver(roots, m.address)?;
             if now != m.driver {
                 return Err(PciError::BindingChanged { address: m.address, expected: m.driver, actual: now });
             }
-            let ov_path = roots.device_dir(m.address).join("driver_override");
-            let ov = std::fs::read_to_string(&ov_path).map_err(|source| PciError::Io { path: ov_path, source })?;
-            let ov = ov.trim();
             let restore = RestorePlan {
                 address: m.address,
                 roots: roots.clone(),
                 writer: Arc::clone(&writer),
                 driver: m.driver.clone(),
-                driver_override: (!ov.is_empty() && ov != "(null)").then(|| ov.to_owned()),
+                driver_override: ov,
                 timeout,
+                record: guard.record.clone(),
             };
             // Registered before the first write: from here on, any failure restores.
             let slot: Slot = Arc::new(Mutex::new(Some(restore)));
@@ -338,7 +431,17 @@ impl HandOff {
     fn restore_inner(&mut self) -> Result<(), PciError> {
         let slots: Vec<Slot> = self.slots.drain(..).rev().collect();
         ACTIVE.lock().unwrap_or_else(PoisonError::into_inner).retain(|s| !slots.iter().any(|m| Arc::ptr_eq(s, m)));
-        let mut failures: Vec<PciError> = slots.iter().filter_map(take).filter_map(|plan| plan.run().err()).collect();
+        let plans: Vec<RestorePlan> = slots.iter().filter_map(take).collect();
+        // Plans taken by `restore_all` meanwhile were run there, which also decided the record.
+        let all_here = plans.len() == slots.len();
+        let mut failures = run_plans(plans);
+        if let Some(path) = self.record.take()
+            && all_here
+            && failures.is_empty()
+            && let Err(e) = record::remove(&path)
+        {
+            failures.push(e);
+        }
         match failures.len() {
             0 => Ok(()),
             1 => Err(failures.remove(0)),
@@ -359,5 +462,7 @@ impl Drop for HandOff {
 
 #[cfg(test)]
 mod adapter_tests;
+#[cfg(test)]
+mod record_tests;
 #[cfg(test)]
 pub(crate) mod tests;

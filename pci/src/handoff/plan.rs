@@ -76,7 +76,9 @@ pub struct Plan {
 impl Plan {
     /// Checks what a hand-off of `address` to `target` needs and whether it may proceed.
     ///
-    /// Refusals, before anything changes: a function that does not exist; for vfio-pci, the
+    /// Refusals, before anything changes: a function that does not exist; a hand-off of a
+    /// stopped process still recorded for its adapter ([`PciError::HandOffLeftOver`]: the
+    /// drivers found now are not the original ones; [`super::repair`] undoes it); for vfio-pci, the
     /// driver not loaded, no IOMMU group, or a group member held by a host driver that is not a
     /// function of this adapter ([`PciError::GroupNotViable`]); and, without `allow_unbind`, any
     /// function to move that a driver holds ([`PciError::DriverBound`],
@@ -86,6 +88,7 @@ impl Plan {
         if !dev.exists() {
             return Err(PciError::NoSuchFunction { address, path: dev });
         }
+        super::refuse_left_over(roots, &super::record::path_for(roots, address)?, address)?;
         let iommu_group = sysfs::iommu_group(roots, address)?;
         let driver = sysfs::bound_driver(roots, address)?;
         let mut moves = Vec::new();

@@ -4,27 +4,37 @@
 //!
 //! The configuration is the confirmation: `apply` never asks (it runs at boot, before be2net,
 //! from the modprobe hook and the systemd unit); `--dry-run` shows what it would do.
+//!
+//! `--firmware-budget SECS` ([`budget`]) defers a flash whose worst case does not fit in the
+//! time left, and reports it (`deferred`), so a caller under a timer never has a flash cut: the
+//! modprobe hook gives 0 and leaves every flash to ocetool-apply.service, which has the time.
+//! Before touching a real adapter, `apply` gives back what a killed ocetool's driver hand-off
+//! left on it (`crate::handoff::repair_leftover`), and says so in the adapter's `actions`.
 
+pub mod budget;
 pub mod config;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use oce_firmware::flash::Policy;
 use oce_mailbox::adapter::{AdapterInfo, read_info};
 use oce_pci::discover::{Inventory, Scope, discover};
-use oce_pci::{PciAddress, PciFunction, Roots, sysfs};
+use oce_pci::{PciAddress, PciFunction, Roots, signals, sysfs};
 use serde::Serialize;
 
+use self::budget::{Budget, DeferredJson};
 use self::config::{Activate, Rule, Selector};
 use super::fw::update::FwUpdate;
 use super::reset::Reset;
 use super::set_profile::SetProfile;
 use crate::args::GlobalArgs;
-use crate::device::{DeviceSpec, drivers_on_the_card, select_device, skyhawk_adapters};
+use crate::device::{DeviceSpec, drivers_on_the_card, lock_device, select_device, skyhawk_adapters};
 use crate::error::{CliError, CliResult, mailbox_error, pci_error};
+use crate::handoff::repair_leftover;
 use crate::output::{Report, printable};
 use crate::report::{FirmwareJson, ProfilePair};
-use crate::session::{Job, Session, Unbind, run_job_on};
+use crate::session::{Job, Session, Unbind, run_job_on, timeouts};
 
 /// The `apply` document.
 #[derive(Debug, Serialize)]
@@ -35,6 +45,10 @@ pub struct ApplyJson {
     changed: bool,
     /// Some adapter still needs a reset or reboot for its stored state to run.
     reset_required: bool,
+    /// Some adapter's firmware flash was deferred (`--firmware-budget`): its `deferred` says why.
+    deferred: bool,
+    /// `--firmware-budget`, in seconds; `null` without it.
+    firmware_budget_secs: Option<u64>,
     adapters: Vec<AdapterJson>,
 }
 
@@ -52,6 +66,9 @@ pub struct AdapterJson {
     roce_enabled: Option<bool>,
     profile: Option<ProfilePair>,
     firmware: Option<FirmwareJson>,
+    /// The firmware flash that did not fit in `--firmware-budget` and was left for a run that has
+    /// the time (ocetool-apply.service); `null` when nothing was deferred.
+    deferred: Option<DeferredJson>,
     /// Why this adapter could not be brought to its state; the others are still worked on.
     error: Option<AdapterError>,
 }
@@ -65,8 +82,10 @@ struct AdapterError {
     exit_code: u8,
 }
 
-/// Runs `apply`: on `--device` (or `OCETOOL_DEVICE`) only, else on every OCe14000 adapter found.
-pub fn run(global: &GlobalArgs, path: &Path, dry_run: bool) -> CliResult<ApplyJson> {
+/// Runs `apply`: on `--device` (or `OCETOOL_DEVICE`) only, else on every OCe14000 adapter found;
+/// a flash starts only when its worst case fits in what is left of `firmware_budget`.
+pub fn run(global: &GlobalArgs, path: &Path, dry_run: bool, firmware_budget: Option<Duration>) -> CliResult<ApplyJson> {
+    let budget = firmware_budget.map(|limit| Budget::new(limit, timeouts(global).ready));
     let config = config::load(path)?;
     let roots = global.roots();
     // sysfs is read once: each adapter's hand-off gives back every binding it changed, so what
@@ -84,13 +103,16 @@ pub fn run(global: &GlobalArgs, path: &Path, dry_run: bool) -> CliResult<ApplyJs
     let mut adapters = Vec::new();
     for spec in targets {
         tracing::info!(device = %spec.describe(), "applying the configuration");
-        adapters.push(apply_one(global, &roots, inventory.as_ref(), &config.adapter, &spec, dry_run));
+        let rules = &config.adapter;
+        adapters.push(apply_one(global, &roots, inventory.as_ref(), rules, &spec, dry_run, budget));
     }
     Ok(ApplyJson {
         config: path.to_path_buf(),
         dry_run,
         changed: adapters.iter().any(|a| a.changed),
         reset_required: adapters.iter().any(|a| a.reset_required),
+        deferred: adapters.iter().any(|a| a.deferred.is_some()),
+        firmware_budget_secs: firmware_budget.map(|b| b.as_secs()),
         adapters,
     })
 }
@@ -119,6 +141,8 @@ struct Progress {
     changed: bool,
     /// What the steps taken leave pending (with `--dry-run`: would leave).
     pending: bool,
+    /// The flash left for a run with the time for it.
+    deferred: Option<DeferredJson>,
     /// The adapter as read after the work (with `--dry-run`: before it); `None` when it could
     /// not be read.
     after: Option<AdapterInfo>,
@@ -143,6 +167,7 @@ impl Progress {
             roce_enabled: after.map(AdapterInfo::roce_enabled),
             profile: after.and_then(|i| i.profiles.as_ref()).map(ProfilePair::of),
             firmware: after.map(FirmwareJson::of),
+            deferred: self.deferred,
             error: error.map(|e| AdapterError {
                 kind: e.kind.name(),
                 message: e.message,
@@ -159,38 +184,55 @@ fn apply_one(
     rules: &[Rule],
     spec: &DeviceSpec,
     dry_run: bool,
+    budget: Option<Budget>,
 ) -> AdapterJson {
     let mut progress = Progress::default();
-    let result = work_on(global, roots, inventory, rules, spec, dry_run, &mut progress);
+    let work = Work { global, roots, inventory, rules, spec, dry_run, budget };
+    let result = work.run(&mut progress);
     progress.into_json(spec.describe(), dry_run, result.err())
 }
 
-/// Opens `spec` and brings it to the state of the first rule that matches it, recording each step
-/// in `progress`.
-fn work_on(
-    global: &GlobalArgs,
-    roots: &Roots,
-    inventory: Option<&Inventory>,
-    rules: &[Rule],
-    spec: &DeviceSpec,
+/// What `apply` works with on one adapter.
+struct Work<'a> {
+    global: &'a GlobalArgs,
+    roots: &'a Roots,
+    inventory: Option<&'a Inventory>,
+    rules: &'a [Rule],
+    spec: &'a DeviceSpec,
     dry_run: bool,
-    progress: &mut Progress,
-) -> CliResult<()> {
-    let slot = slot_of(roots, spec)?;
-    // The rules that may match before the serial is known: a slot rule for another card cannot.
-    let candidates: Vec<(usize, Rule)> = rules
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| !matches!(r.selector, Selector::Slot { .. }) || r.selector.matches(slot, ""))
-        .map(|(i, r)| (i, r.clone()))
-        .collect();
-    if candidates.is_empty() {
-        progress.actions.push(NO_RULE.to_owned());
-        return Ok(());
+    budget: Option<Budget>,
+}
+
+impl Work<'_> {
+    /// Opens the adapter and brings it to the state of the first rule that matches it, recording
+    /// each step in `progress`.
+    fn run(self, progress: &mut Progress) -> CliResult<()> {
+        let Self { global, roots, inventory, rules, spec, dry_run, budget } = self;
+        let slot = slot_of(roots, spec)?;
+        if let DeviceSpec::Pci(addr) = spec {
+            // Before the drivers are read: what a killed run left on vfio-pci goes back first.
+            let lock = lock_device(global, spec)?;
+            if let Some(repaired) = repair_leftover(roots, *addr)? {
+                progress.actions.push(repaired.describe());
+            }
+            drop(lock);
+        }
+        // The rules that may match before the serial is known: a slot rule for another card cannot.
+        let candidates: Vec<(usize, Rule)> = rules
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !matches!(r.selector, Selector::Slot { .. }) || r.selector.matches(slot, ""))
+            .map(|(i, r)| (i, r.clone()))
+            .collect();
+        if candidates.is_empty() {
+            progress.actions.push(NO_RULE.to_owned());
+            return Ok(());
+        }
+        let unbind = unbind_for(&candidates, global.unbind);
+        let busy = drivers_on_the_card(roots, inventory, spec)?.iter().map(ToString::to_string).collect();
+        let job = ApplyAdapter { candidates, slot, busy, dry_run, budget, progress };
+        run_job_on(global, spec, unbind, job).map(|_| ())
     }
-    let unbind = unbind_for(&candidates, global.unbind);
-    let busy = drivers_on_the_card(roots, inventory, spec)?.iter().map(ToString::to_string).collect();
-    run_job_on(global, spec, unbind, ApplyAdapter { candidates, slot, busy, dry_run, progress }).map(|_| ())
 }
 
 /// A function a driver holds is taken from it only when every rule that may apply says
@@ -212,6 +254,7 @@ struct ApplyAdapter<'a> {
     slot: Option<PciAddress>,
     busy: Vec<String>,
     dry_run: bool,
+    budget: Option<Budget>,
     progress: &'a mut Progress,
 }
 
@@ -223,6 +266,12 @@ impl Job for ApplyAdapter<'_> {
         let done = self.steps(session, &info);
         if self.dry_run {
             self.progress.after = Some(info);
+            return done;
+        }
+        if signals::pending().is_some() {
+            // Stopped (SIGTERM from the hook's timeout or systemd): the command in flight has
+            // finished; leave now rather than send more, so the stop ends within the time the
+            // caller gives it. The report says what was done.
             return done;
         }
         // Read back what runs and is stored now, after a failed step too: a flash that went
@@ -255,8 +304,24 @@ impl ApplyAdapter<'_> {
             let update = FwUpdate::new(file, policy, dry, true, true)?;
             update.refuse_unparsable_early()?;
             let version = update.image_version().unwrap_or_default();
+            let deferred = match (&self.budget, version == info.firmware.stored) {
+                (Some(budget), false) => budget.defers(file, &version, &info.firmware.stored)?,
+                _ => None,
+            };
             if version == info.firmware.stored {
                 p.actions.push(format!("firmware {version} is already stored"));
+            } else if let Some(d) = deferred {
+                p.actions.push(format!(
+                    "{} firmware {version} (stored: {}): flashing it may take up to {} s (40 s per 32 KiB chunk), \
+                     more than the {} s left of --firmware-budget {}; a run with the time flashes it \
+                     (ocetool-apply.service before be2net, or `ocetool apply`)",
+                    if dry { "would defer" } else { "deferred" },
+                    info.firmware.stored,
+                    d.worst_case_secs,
+                    d.left_secs,
+                    d.budget_secs,
+                ));
+                p.deferred = Some(d);
             } else {
                 let out = update.run(session)?;
                 p.changed |= out.changed;
@@ -342,6 +407,9 @@ impl Report for ApplyJson {
         });
         if self.reset_required {
             out.push_str("Reset required: some stored state runs only after a reset or reboot.\n");
+        }
+        if self.deferred {
+            out.push_str("Firmware deferred: a run with the time for the flash does it (see above).\n");
         }
         out
     }

@@ -15,7 +15,10 @@ options:
     type: path
     default: ocetool
   unbind:
-    description: Let ocetool hand the function from its driver (be2net) to vfio-pci for the work.
+    description:
+      - Let ocetool hand the function from its driver (be2net) to vfio-pci for the work, and back
+        afterwards (C(ocetool --unbind)); the function's network interfaces go down meanwhile.
+      - Never in check mode, which reads only what it can without the hand-off.
     type: bool
     default: false
 """

@@ -9,6 +9,8 @@ short_description: Facts about Emulex OneConnect OCe14000 adapters
 description:
   - Runs C(ocetool list --json) and, with O(device), C(ocetool query --json), and returns them as
     the fact C(ocetool).
+  - Check mode runs the same read-only commands, never with C(--unbind); while a driver (be2net)
+    holds the function, C(ocetool.query) is then what the kernel knows (C(source) is C(kernel)).
 version_added: "0.1.0"
 options:
   list:
@@ -17,7 +19,19 @@ options:
     default: true
 extends_documentation_fragment:
   - ocetool.oneconnect.ocetool
-author: ocetool developers
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.facts
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  facts:
+    support: full
+  platform:
+    support: full
+    platforms: posix
+author: ocetool developers (@ocetool)
 """
 
 EXAMPLES = r"""

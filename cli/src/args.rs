@@ -391,8 +391,19 @@ The server holds the adapter's lock for its whole life: any other ocetool on the
 directory gets \"device busy\" (exit 5), except `emulator fault set|clear|list`, which reach the
 running server through its control socket (beside the lock file). State is saved as the guest
 changes it (profiles, flash, faults), so the same directory works with --device emu:DIR after
-the VM is gone. Exit 0 when the VM disconnects or a signal stops the server; 1 when the VM
-broke the protocol; 3 for an unusable state directory; 5 when the adapter is busy.";
+the VM is gone.
+
+The server owns its socket through a lock file beside it (PATH.lock): a second server on the
+same path says so and exits 5 without touching the live one's session; a socket whose lock
+nobody holds was left by a server that died, and is replaced. The VM cannot keep the server:
+SIGINT/SIGTERM stop it within a second whatever the VM does, a DMA reply or a read of the
+server's replies the VM withholds for 5 s fails, at most 32768 DMA mappings are taken
+(max_dma_maps), guest memory the VM can shrink is copied rather than mapped, and refused
+messages are logged at most 10 a second, with a count of the rest.
+
+Exit codes: 0 when the VM disconnects; 130 / 143 when SIGINT / SIGTERM stops the server (the
+session closed, the adapter's state saved); 1 when the VM broke the protocol; 3 for an unusable
+state directory; 5 when the adapter is busy, or a live server owns the socket.";
 
 #[derive(Debug, Subcommand)]
 pub enum FaultAction {

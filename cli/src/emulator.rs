@@ -196,6 +196,13 @@ impl Report for EmulatorOutput {
             Self::Served(r) => r.text(),
         }
     }
+
+    fn exit_code(&self) -> u8 {
+        match self {
+            Self::Served(r) => r.exit_code(),
+            _ => 0,
+        }
+    }
 }
 
 impl Report for EmulatorReport {

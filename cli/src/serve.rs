@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use oce_emulator::firmware::Firmware;
 use oce_emulator_serve::clock::run_clock;
 use oce_emulator_serve::control::{self, ControlError, ControlRequest};
-use oce_emulator_serve::{Adapter, Log, Outcome, ServeSocket, Server};
-use oce_pci::signals;
+use oce_emulator_serve::{Adapter, Log, Outcome, ServeSocket, Server, SocketError};
+use oce_pci::signals::{self, Signal};
 use serde::Serialize;
 
 use crate::args::{FaultAction, GlobalArgs};
@@ -24,6 +24,9 @@ pub struct ServeReport {
     action: &'static str,
     /// How the session ended: `disconnected` (the VM went) or `stopped` (SIGINT / SIGTERM).
     outcome: &'static str,
+    /// The signal that stopped the server (`interrupt`, `terminate`), or null. It sets the exit
+    /// code: 130 / 143 as for every command a signal stops (README "Exit codes").
+    signal: Option<Signal>,
     socket: PathBuf,
     state_dir: PathBuf,
     /// Interrupts sent to the VM.
@@ -41,8 +44,8 @@ pub fn control_path(dir: &Path) -> PathBuf {
 pub fn run(global: &GlobalArgs, dir: &Path, socket: &Path) -> CliResult<ServeReport> {
     check_state_dir(dir)?;
     let firmware = Firmware::open_or_create(dir).map_err(|e| emulator_error(&e))?;
-    let listening = ServeSocket::bind(socket).map_err(|e| socket_error(&e))?;
-    let control_socket = ServeSocket::bind(&control_path(dir)).map_err(|e| socket_error(&e))?;
+    let listening = ServeSocket::bind(socket).map_err(|e| bind_error(&e))?;
+    let control_socket = ServeSocket::bind(&control_path(dir)).map_err(|e| bind_error(&e))?;
     let log = Log::stderr("ocetool: serve: ");
     let adapter = Adapter::new(firmware, &log);
     let mut server = Server::new(adapter.device.clone(), adapter.dma.clone(), adapter.irqs.clone(), log.clone());
@@ -87,11 +90,13 @@ pub fn run(global: &GlobalArgs, dir: &Path, socket: &Path) -> CliResult<ServeRep
             ));
         }
     };
-    // A stop request ended the session as asked: not an error to report.
+    // A stop request ended the session as asked: not an error, but the exit code says which.
+    let signal = if outcome == "stopped" { signals::pending() } else { None };
     signals::clear();
     Ok(ServeReport {
         action: "serve",
         outcome,
+        signal,
         socket: socket.to_path_buf(),
         state_dir: dir.to_path_buf(),
         intx_sent,
@@ -120,13 +125,37 @@ pub fn fault_via_server(spec: &DeviceSpec, action: &FaultAction) -> CliResult<Op
         Ok(reply) => Ok(Some(FaultReport { action: name, changed: reply.changed, faults: reply.faults })),
         // Nobody listens: a socket left by a server that was killed.
         Err(ControlError::Io(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => Ok(None),
+        // The server applies a request only if it can answer in time (the control socket's
+        // deadline contract): busy or silent, it changed nothing, and a retry is safe.
+        Err(e @ (ControlError::Busy(_) | ControlError::TimedOut(_))) => {
+            Err(CliError::from_error(ErrorKind::Busy, "device busy: the running server did not take the change", &e)
+                .hint("try again"))
+        }
         Err(e) => Err(control_error(&e)),
     }
 }
 
+/// A socket that cannot be created; one that a live server owns is "busy" (exit 5), as the
+/// adapter a live server holds is.
+fn bind_error(e: &SocketError) -> CliError {
+    match e {
+        SocketError::InUse { .. } => CliError::from_error(ErrorKind::Busy, "cannot serve the emulated adapter", e)
+            .hint("its server goes on undisturbed; stop it, or choose another --socket"),
+        _ => socket_error(e),
+    }
+}
+
 impl Report for ServeReport {
+    fn exit_code(&self) -> u8 {
+        self.signal.map_or(0, |s| u8::try_from(s.exit_code()).unwrap_or(1))
+    }
+
     fn text(&self) -> String {
-        let how = if self.outcome == "stopped" { "stopped by a signal" } else { "the VM disconnected" };
+        let how = match self.signal {
+            Some(signal) => format!("stopped by {signal}"),
+            None if self.outcome == "stopped" => "stopped by a signal".to_owned(),
+            None => "the VM disconnected".to_owned(),
+        };
         format!(
             "Served the emulated adapter in {} on {} until {how}; sent {} INTx and {} MSI-X interrupts\n",
             self.state_dir.display(),

@@ -62,6 +62,29 @@ pub enum PciError {
         /// Why.
         reason: String,
     },
+    /// Guest memory reached through the client's file ended before the bytes asked for: the
+    /// client shrank the file after sharing it (`oce_pci::guest_memory::GuestRegion`).
+    #[error(
+        "{len} bytes at offset {at:#x} of the client's memory file are past its end ({size:#x} bytes): the client shrank the file it shared"
+    )]
+    GuestShrunk {
+        /// Offset in the client's file.
+        at: u64,
+        /// Access length.
+        len: usize,
+        /// The file's size now.
+        size: u64,
+    },
+    /// Reading or writing the client's memory file failed.
+    #[error("{len} bytes at offset {at:#x} of the client's memory file: {source}")]
+    GuestIo {
+        /// Offset in the client's file.
+        at: u64,
+        /// Access length.
+        len: usize,
+        /// The error.
+        source: std::io::Error,
+    },
     /// A device write to guest memory the client shared read-only.
     #[error("guest memory at this address is shared read-only")]
     GuestReadOnly,

@@ -17,11 +17,24 @@
 //! or `{"ok":false,"error":"..."}` with nothing changed. Faults persist in the state directory
 //! as when ocetool sets them directly. They go through the device, which acts on them at once:
 //! `link-down` (set or cleared) reaches the guest's driver as a link-state event.
+//!
+//! # Deadlines: applied only if answered in time
+//!
+//! Every request carries `"deadline_ns"`: the `CLOCK_MONOTONIC` instant (nanoseconds, a clock
+//! every process of the machine shares) by which the client must have its answer, after which it
+//! has given up. The server applies a request only if it can do so [`ANSWER_RESERVE`] before
+//! that deadline; otherwise — the request waited behind another connection, or the device is
+//! held by a guest access that waits for its client — it changes nothing and answers
+//! `{"ok":false,"busy":true,"error":"..."}` (which nobody may read any more). So a client that
+//! timed out knows that nothing was applied, and a client that got "busy" may simply retry. A
+//! request without a deadline gets [`IO_TIMEOUT`] from the moment the server accepted it. The
+//! one window left is the reserve itself: an answer written in time that the machine then takes
+//! longer than [`ANSWER_RESERVE`] to deliver.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use oce_emulator::device::{Device, DmaSpace, Interrupt};
@@ -32,8 +45,13 @@ use crate::log::Log;
 
 /// How often the accept loop wakes up to check for a stop request.
 const TICK: Duration = Duration::from_millis(200);
-/// How long one connection may take to send its request or read the answer.
-const IO_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a client waits for its answer ([`request`]), and how long the server waits for a
+/// request line.
+pub const IO_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long before the client's deadline the server stops applying requests: the time an answer
+/// (one short line on a local socket the client is reading) may take to arrive (policy: two
+/// orders of magnitude above that on an idle machine).
+pub const ANSWER_RESERVE: Duration = Duration::from_millis(100);
 /// The longest request line accepted.
 const MAX_LINE: u64 = 64 * 1024;
 
@@ -68,19 +86,28 @@ pub enum ControlError {
     /// The server refused the request; nothing changed.
     #[error("{0}")]
     Refused(String),
+    /// The server could not apply the request before the client's deadline; nothing changed.
+    #[error("the server is busy: {0}; nothing was changed")]
+    Busy(String),
+    /// No answer came before the client's deadline; by the deadline contract (module docs),
+    /// nothing was changed.
+    #[error("the server did not answer within {0:?}; nothing was changed")]
+    TimedOut(Duration),
     /// The answer does not parse.
     #[error("the server's control answer does not parse: {0}")]
     BadReply(String),
 }
 
 impl ControlRequest {
-    fn encode(&self) -> Value {
-        match self {
+    fn encode(&self, deadline_ns: u128) -> Value {
+        let mut v = match self {
             Self::FaultSet(specs) => json!({"op": "fault-set", "specs": specs}),
             Self::FaultClear(names) => json!({"op": "fault-clear", "names": names}),
             Self::FaultClearAll => json!({"op": "fault-clear-all"}),
             Self::FaultList => json!({"op": "fault-list"}),
-        }
+        };
+        v["deadline_ns"] = json!(u64::try_from(deadline_ns).unwrap_or(u64::MAX));
+        v
     }
 
     fn decode(v: &Value) -> Result<Self, String> {
@@ -103,20 +130,42 @@ impl ControlRequest {
     }
 }
 
-/// Sends `request` to the server listening at `path` and returns its answer.
+/// The `CLOCK_MONOTONIC` time in nanoseconds: the clock of the deadline contract (module docs).
+pub fn monotonic_ns() -> u128 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    u128::try_from(t.tv_sec).unwrap_or(0) * 1_000_000_000 + u128::try_from(t.tv_nsec).unwrap_or(0)
+}
+
+/// Sends `request` to the server listening at `path` and returns its answer, within
+/// [`IO_TIMEOUT`].
 pub fn request(path: &Path, request: &ControlRequest) -> Result<ControlReply, ControlError> {
+    request_within(path, request, IO_TIMEOUT)
+}
+
+/// Sends `request` and waits `timeout` at most for the answer: the server applies it only if it
+/// can answer within that time (module docs).
+pub fn request_within(path: &Path, request: &ControlRequest, timeout: Duration) -> Result<ControlReply, ControlError> {
+    let deadline = monotonic_ns() + timeout.as_nanos();
     let stream = UnixStream::connect(path)?;
-    stream.set_read_timeout(Some(IO_TIMEOUT))?;
-    stream.set_write_timeout(Some(IO_TIMEOUT))?;
-    let mut line = request.encode().to_string();
+    let left = || {
+        let ns = deadline.saturating_sub(monotonic_ns());
+        Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX)).max(Duration::from_millis(1))
+    };
+    stream.set_write_timeout(Some(left()))?;
+    let mut line = request.encode(deadline).to_string();
     line.push('\n');
-    (&stream).write_all(line.as_bytes())?;
+    let timed_out = |e: io::Error| match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => ControlError::TimedOut(timeout),
+        _ => ControlError::Io(e),
+    };
+    (&stream).write_all(line.as_bytes()).map_err(timed_out)?;
+    stream.set_read_timeout(Some(left()))?;
     let mut answer = String::new();
-    BufReader::new(&stream).take(MAX_LINE).read_line(&mut answer)?;
+    BufReader::new(&stream).take(MAX_LINE).read_line(&mut answer).map_err(timed_out)?;
     let v: Value = serde_json::from_str(&answer).map_err(|e| ControlError::BadReply(e.to_string()))?;
     if v["ok"] != Value::Bool(true) {
-        let why = v["error"].as_str().unwrap_or("the server refused the request without a reason");
-        return Err(ControlError::Refused(why.to_owned()));
+        let why = v["error"].as_str().unwrap_or("the server refused the request without a reason").to_owned();
+        return Err(if v["busy"] == Value::Bool(true) { ControlError::Busy(why) } else { ControlError::Refused(why) });
     }
     let faults = v["faults"]
         .as_array()
@@ -137,7 +186,7 @@ pub fn serve_control<D: DmaSpace, I: Interrupt>(
     while !stop() {
         match listener.accept() {
             Ok((stream, _)) => {
-                if let Err(e) = answer_one(&stream, device, log) {
+                if let Err(e) = answer_one(&stream, device, stop, log) {
                     log.line(&format!("control: {e}"));
                 }
             }
@@ -153,34 +202,105 @@ pub fn serve_control<D: DmaSpace, I: Interrupt>(
     Ok(())
 }
 
+/// Why a request line could not be read.
+enum LineError {
+    Stopped,
+    Io(io::Error),
+}
+
+/// Reads one request line within [`IO_TIMEOUT`], waking up every tick for `stop`.
+fn read_line(stream: &UnixStream, stop: &dyn Fn() -> bool) -> Result<String, LineError> {
+    stream.set_read_timeout(Some(TICK)).map_err(LineError::Io)?;
+    let deadline = std::time::Instant::now() + IO_TIMEOUT;
+    let mut line = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !line.contains(&b'\n') && (line.len() as u64) < MAX_LINE {
+        match (&*stream).read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => line.extend_from_slice(&buf[..n]),
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => {}
+            Err(e) => return Err(LineError::Io(e)),
+        }
+        if stop() {
+            return Err(LineError::Stopped);
+        }
+        if std::time::Instant::now() >= deadline {
+            return Err(LineError::Io(io::Error::new(io::ErrorKind::TimedOut, "no request line within 5 s")));
+        }
+    }
+    Ok(String::from_utf8_lossy(&line).into_owned())
+}
+
+/// What became of one request.
+enum Answer {
+    Done(ControlReply),
+    Refused(String),
+    Busy(String),
+}
+
+/// Locks the device for a request that must be applied by `apply_by` (monotonic ns): `None` when
+/// the time runs out first (or a stop request comes).
+fn lock_by<'a, D: DmaSpace, I: Interrupt>(
+    device: &'a Mutex<Device<D, I>>,
+    apply_by: u128,
+    stop: &dyn Fn() -> bool,
+) -> Option<std::sync::MutexGuard<'a, Device<D, I>>> {
+    loop {
+        match device.try_lock() {
+            Ok(guard) => return Some(guard),
+            Err(std::sync::TryLockError::Poisoned(p)) => return Some(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => {}
+        }
+        if monotonic_ns() >= apply_by || stop() {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
 fn answer_one<D: DmaSpace, I: Interrupt>(
     stream: &UnixStream,
     device: &Mutex<Device<D, I>>,
+    stop: &dyn Fn() -> bool,
     log: &Log,
 ) -> io::Result<()> {
+    let accepted = monotonic_ns();
     stream.set_nonblocking(false)?;
-    stream.set_read_timeout(Some(IO_TIMEOUT))?;
     stream.set_write_timeout(Some(IO_TIMEOUT))?;
-    let mut line = String::new();
-    BufReader::new(stream).take(MAX_LINE).read_line(&mut line)?;
-    let answer = match serde_json::from_str::<Value>(&line)
-        .map_err(|e| e.to_string())
-        .and_then(|v| ControlRequest::decode(&v))
-    {
-        Ok(request) => {
-            let mut device = device.lock().unwrap_or_else(PoisonError::into_inner);
-            apply(&request, &mut device)
+    let line = match read_line(stream, stop) {
+        Ok(line) => line,
+        Err(LineError::Stopped) => return Ok(()),
+        Err(LineError::Io(e)) => return Err(e),
+    };
+    let answer = match serde_json::from_str::<Value>(&line).map_err(|e| e.to_string()).and_then(|v| {
+        let deadline = v["deadline_ns"].as_u64().map_or(accepted + IO_TIMEOUT.as_nanos(), u128::from);
+        ControlRequest::decode(&v).map(|r| (r, deadline))
+    }) {
+        Ok((request, deadline)) => {
+            let apply_by = deadline.saturating_sub(ANSWER_RESERVE.as_nanos());
+            match lock_by(device, apply_by, stop) {
+                // The lock may come just in time: check the clock again once it is held.
+                Some(mut device) if monotonic_ns() < apply_by => match apply(&request, &mut device) {
+                    Ok(reply) => Answer::Done(reply),
+                    Err(why) => Answer::Refused(why),
+                },
+                _ => Answer::Busy("the served adapter could not be reached before the request's deadline".into()),
+            }
         }
-        Err(why) => Err(format!("bad control request: {why}")),
+        Err(why) => Answer::Refused(format!("bad control request: {why}")),
     };
     let reply = match answer {
-        Ok(r) => {
+        Answer::Done(r) => {
             log.line(&format!("control: faults now [{}]", r.faults.join(", ")));
             json!({"ok": true, "changed": r.changed, "faults": r.faults})
         }
-        Err(why) => {
+        Answer::Refused(why) => {
             log.line(&format!("control: refused: {why}"));
             json!({"ok": false, "error": why})
+        }
+        Answer::Busy(why) => {
+            log.line(&format!("control: busy, nothing applied: {why}"));
+            json!({"ok": false, "busy": true, "error": why})
         }
     };
     let mut out = reply.to_string();

@@ -3,7 +3,15 @@
 //! DMA_WRITE messages. Accesses split at region boundaries, since behind a vIOMMU every 4 KiB
 //! page is a region of its own (recipes/vfio-user-qemu.md pitfall 6).
 //!
-//! The regions sit behind one `Mutex`: a [`GuestMapping`] may be touched by one thread at a time
+//! A region with a descriptor is a [`GuestRegion`]: mapped when the client's file is sealed
+//! against shrinking (QEMU's memfd), copied through the file otherwise, so a client that
+//! truncates its file gets DMA faults, never a SIGBUS in the server (`oce_pci::guest_memory`).
+//!
+//! The client may hold at most [`MAX_DMA_MAPS`] regions at once, with or without descriptor
+//! (advertised as `max_dma_maps` in the VERSION reply); a DMA_MAP past it is refused with
+//! ENOSPC and the session goes on.
+//!
+//! The regions sit behind one `Mutex`: a [`GuestRegion`] may be touched by one thread at a time
 //! (it is `!Sync`, see `oce_pci::guest_memory`), and the serving thread and an event injector
 //! both reach guest memory. The lock is never held across a message exchange: a DMA_READ waits
 //! for the client, and the serving thread, which routes the reply, may need the lock meanwhile
@@ -13,7 +21,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use oce_pci::guest_memory::GuestMapping;
+use oce_pci::guest_memory::GuestRegion;
 
 use crate::link::Link;
 use crate::log::Log;
@@ -21,11 +29,19 @@ use crate::protocol::messages::{DMA_MAP_WRITE, decode_dma_read_reply};
 use crate::protocol::{DmaMap, Request};
 use oce_emulator::device::{DmaFault, DmaSpace};
 
+/// The most regions a client may have mapped at once. Each region with a descriptor may be a
+/// mapping of this process, and the kernel allows 65530 per process (`vm.max_map_count`,
+/// `DEFAULT_MAX_MAP_COUNT` in `include/linux/mm.h`), which the process's own code, heap and
+/// stacks share: half of it keeps the rest free. It is also below the 65535 that vfio-user
+/// assumes when a server does not say (vfio-user.rst "Version", `max_dma_maps`), and far above
+/// what a guest behind a vIOMMU maps at once (one region per 4 KiB page in use for DMA).
+pub const MAX_DMA_MAPS: usize = 32768;
+
 /// How a region is reached.
 #[derive(Debug)]
 enum Backing {
-    /// Mapped from the client's file.
-    Mapped(GuestMapping),
+    /// Through the client's file.
+    Mapped(GuestRegion),
     /// Through messages; `writable` from the map's flags.
     Messages { writable: bool },
 }
@@ -73,11 +89,27 @@ impl GuestDma {
         self.lock().link = link;
     }
 
+    /// The most regions the client may have mapped at once ([`MAX_DMA_MAPS`]).
+    pub fn max_maps(&self) -> usize {
+        MAX_DMA_MAPS
+    }
+
     /// Adds a region (DMA_MAP). A range that overlaps a mapped one is refused with EEXIST, as the
-    /// spec asks.
+    /// spec asks; a region past [`MAX_DMA_MAPS`] with ENOSPC, as the kernel's vfio refuses a map
+    /// past its `dma_entry_limit` (`drivers/vfio/vfio_iommu_type1.c`).
     pub fn map(&self, map: &DmaMap, file: Option<&File>) -> Result<(), MapRefused> {
         let end = map.address.saturating_add(map.size);
         let mut inner = self.lock();
+        if inner.regions.len() >= MAX_DMA_MAPS {
+            return Err(MapRefused {
+                errno: rustix::io::Errno::NOSPC.raw_os_error(),
+                reason: format!(
+                    "DMA_MAP {:#x}+{:#x}: the client already has {MAX_DMA_MAPS} regions mapped, the most this server \
+                     takes (max_dma_maps)",
+                    map.address, map.size
+                ),
+            });
+        }
         let overlaps = inner
             .regions
             .range(..end)
@@ -92,7 +124,7 @@ impl GuestDma {
         let writable = map.flags & DMA_MAP_WRITE != 0;
         let backing = match file {
             Some(f) => {
-                Backing::Mapped(GuestMapping::map(f, map.offset, map.size, writable).map_err(|e| MapRefused {
+                Backing::Mapped(GuestRegion::open(f, map.offset, map.size, writable).map_err(|e| MapRefused {
                     errno: rustix::io::Errno::INVAL.raw_os_error(),
                     reason: format!("DMA_MAP {:#x}+{:#x}: {e}", map.address, map.size),
                 })?)
@@ -124,7 +156,13 @@ impl GuestDma {
     }
 
     fn fault(&self, kind: &str, f: DmaFault) -> DmaFault {
-        self.log.line(&format!("DMA {kind} fault: {} bytes at {:#x} are outside the client's mappings", f.len, f.addr));
+        self.log
+            .limited(&format!("DMA {kind} fault: {} bytes at {:#x} are outside the client's mappings", f.len, f.addr));
+        f
+    }
+
+    fn copy_fault(&self, kind: &str, f: DmaFault, why: &oce_pci::PciError) -> DmaFault {
+        self.log.limited(&format!("DMA {kind} fault: {} bytes at {:#x}: {why}", f.len, f.addr));
         f
     }
 }
@@ -171,11 +209,11 @@ fn plan(inner: &Inner, addr: u64, len: usize, write: bool) -> Result<Vec<Piece>,
     Ok(pieces)
 }
 
-/// The mapping a mapped piece copies through.
-fn mapping<'a>(inner: &'a Inner, piece: &Piece) -> Option<&'a GuestMapping> {
+/// The region a mapped piece copies through.
+fn mapping<'a>(inner: &'a Inner, piece: &Piece) -> Result<&'a GuestRegion, oce_pci::PciError> {
     match inner.regions.get(&piece.region).map(|r| &r.backing) {
-        Some(Backing::Mapped(m)) => Some(m),
-        _ => None,
+        Some(Backing::Mapped(m)) => Ok(m),
+        _ => Err(oce_pci::PciError::DmaOutOfBounds { off: 0, len: piece.len, size: 0 }),
     }
 }
 
@@ -186,17 +224,16 @@ impl DmaSpace for GuestDma {
             let inner = self.lock();
             let pieces = plan(&inner, addr, buf.len(), false).map_err(|f| self.fault("read", f))?;
             for p in pieces.iter().filter(|p| !p.by_message) {
-                let copied =
-                    mapping(&inner, p).is_some_and(|m| m.read_at(p.off as usize, &mut buf[p.at..p.at + p.len]).is_ok());
-                if !copied {
-                    return Err(self.fault("read", fault));
+                let copied = mapping(&inner, p).and_then(|m| m.read_at(p.off as usize, &mut buf[p.at..p.at + p.len]));
+                if let Err(why) = copied {
+                    return Err(self.copy_fault("read", fault, &why));
                 }
             }
             (pieces, inner.link.clone())
         };
         for p in pieces.iter().filter(|p| p.by_message) {
             if !message_read(link.as_deref(), addr + p.at as u64, &mut buf[p.at..p.at + p.len], &self.log) {
-                return Err(self.fault("read", fault));
+                return Err(fault);
             }
         }
         Ok(())
@@ -208,17 +245,16 @@ impl DmaSpace for GuestDma {
             let inner = self.lock();
             let pieces = plan(&inner, addr, data.len(), true).map_err(|f| self.fault("write", f))?;
             for p in pieces.iter().filter(|p| !p.by_message) {
-                let copied =
-                    mapping(&inner, p).is_some_and(|m| m.write_at(p.off as usize, &data[p.at..p.at + p.len]).is_ok());
-                if !copied {
-                    return Err(self.fault("write", fault));
+                let copied = mapping(&inner, p).and_then(|m| m.write_at(p.off as usize, &data[p.at..p.at + p.len]));
+                if let Err(why) = copied {
+                    return Err(self.copy_fault("write", fault, &why));
                 }
             }
             (pieces, inner.link.clone())
         };
         for p in pieces.iter().filter(|p| p.by_message) {
             if !message_write(link.as_deref(), addr + p.at as u64, &data[p.at..p.at + p.len], &self.log) {
-                return Err(self.fault("write", fault));
+                return Err(fault);
             }
         }
         Ok(())
@@ -234,18 +270,18 @@ fn message_read(link: Option<&Link>, addr: u64, buf: &mut [u8], log: &Log) -> bo
         let reply = match link.call(&Request::DmaRead { address: at, count: chunk.len() as u64 }) {
             Ok(r) => r,
             Err(e) => {
-                log.line(&format!("DMA_READ {:#x}+{:#x}: {e}", at, chunk.len()));
+                log.limited(&format!("DMA_READ {:#x}+{:#x}: {e}", at, chunk.len()));
                 return false;
             }
         };
         if let Some(errno) = reply.header.error() {
-            log.line(&format!("DMA_READ {:#x}+{:#x}: the client answered errno {errno}", at, chunk.len()));
+            log.limited(&format!("DMA_READ {:#x}+{:#x}: the client answered errno {errno}", at, chunk.len()));
             return false;
         }
         match decode_dma_read_reply(&reply.payload, at, chunk.len()) {
             Ok(data) => chunk.copy_from_slice(data),
             Err(e) => {
-                log.line(&format!("DMA_READ {:#x}+{:#x}: bad reply: {e}", at, chunk.len()));
+                log.limited(&format!("DMA_READ {:#x}+{:#x}: bad reply: {e}", at, chunk.len()));
                 return false;
             }
         }
@@ -262,11 +298,11 @@ fn message_write(link: Option<&Link>, addr: u64, data: &[u8], log: &Log) -> bool
         match link.call(&Request::DmaWrite { address: at, data: chunk }) {
             Ok(reply) if reply.header.error().is_none() => {}
             Ok(reply) => {
-                log.line(&format!("DMA_WRITE {:#x}+{:#x}: errno {:?}", at, chunk.len(), reply.header.error()));
+                log.limited(&format!("DMA_WRITE {:#x}+{:#x}: errno {:?}", at, chunk.len(), reply.header.error()));
                 return false;
             }
             Err(e) => {
-                log.line(&format!("DMA_WRITE {:#x}+{:#x}: {e}", at, chunk.len()));
+                log.limited(&format!("DMA_WRITE {:#x}+{:#x}: {e}", at, chunk.len()));
                 return false;
             }
         }

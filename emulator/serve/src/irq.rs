@@ -7,10 +7,17 @@
 //! the device sends while it has no eventfd is kept pending, as the PBA would, and sent when one
 //! arrives. Whether the device may interrupt at all (bus master, INTx disable) is the device's
 //! decision: it calls [`Interrupt`] only when its command register allows it.
+//!
+//! Signalling never blocks the server: each descriptor SET_IRQS brings is checked to be an
+//! eventfd (its `/proc/self/fd` link reads `anon_inode:[eventfd]`; a pipe, a socket or a file is
+//! refused with EINVAL) and set `O_NONBLOCK`, so an eventfd whose counter the client has filled
+//! fails the write (logged, within the log's rate limit) instead of waiting for the client to
+//! read it. The flag is on the open file, which the client shares: QEMU creates its eventfds
+//! non-blocking already (`event_notifier_init`, `EFD_NONBLOCK`), so for QEMU nothing changes.
 
 use std::fs::File;
 use std::io::Write;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::log::Log;
@@ -66,8 +73,27 @@ pub struct IrqLines {
 pub struct IrqRefused(pub String);
 
 fn kick(fd: &File) -> bool {
-    // An eventfd counts the 8-byte value written (eventfd(2)).
+    // An eventfd counts the 8-byte value written (eventfd(2)); the descriptor is non-blocking
+    // (`checked_eventfd`), so a full counter fails here rather than waiting.
     (&*fd).write_all(&1u64.to_ne_bytes()).is_ok()
+}
+
+/// What `readlink(/proc/self/fd/N)` says for an eventfd (`fs/eventfd.c`: the anonymous inode's
+/// name is `[eventfd]`).
+const EVENTFD_LINK: &str = "anon_inode:[eventfd]";
+
+/// Checks that `fd` is an eventfd and makes it non-blocking (module docs). Without `/proc` the
+/// kind cannot be told and is taken on trust; the descriptor is made non-blocking all the same.
+fn checked_eventfd(fd: OwnedFd) -> Result<File, String> {
+    match std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) {
+        Ok(link) if link.as_os_str() != EVENTFD_LINK => {
+            return Err(format!("the descriptor is not an eventfd ({})", link.display()));
+        }
+        _ => {}
+    }
+    let flags = rustix::fs::fcntl_getfl(&fd).map_err(|e| format!("fcntl(F_GETFL): {e}"))?;
+    rustix::fs::fcntl_setfl(&fd, flags | rustix::fs::OFlags::NONBLOCK).map_err(|e| format!("fcntl(F_SETFL): {e}"))?;
+    Ok(File::from(fd))
 }
 
 impl IrqLines {
@@ -132,6 +158,10 @@ impl IrqLines {
         if fds.len() > range.len() {
             return refuse("more descriptors than interrupts");
         }
+        let fds = match fds.into_iter().map(checked_eventfd).collect::<Result<Vec<_>, _>>() {
+            Ok(files) => files,
+            Err(why) => return refuse(&why),
+        };
         let first = range.start;
         let chosen = |i: usize| msg.data() != IRQ_SET_DATA_BOOL || msg.bools.get(i - first).is_some_and(|&b| b != 0);
         match (msg.index, msg.action()) {
@@ -147,7 +177,7 @@ impl IrqLines {
                 }
             }
             (_, IRQ_SET_ACTION_TRIGGER) if msg.data() == IRQ_SET_DATA_EVENTFD => {
-                let mut fds = fds.into_iter().map(File::from);
+                let mut fds = fds.into_iter();
                 for i in range {
                     // Fewer descriptors than interrupts: the rest are de-assigned ("-1").
                     let fd = fds.next();
@@ -215,7 +245,7 @@ impl Interrupt for IrqLines {
                 if kick(fd) {
                     s.msix_sent += 1;
                 } else {
-                    self.log.line(&format!("MSI-X vector {vector}: the eventfd refused the write"));
+                    self.log.limited(&format!("MSI-X vector {vector}: the eventfd refused the write"));
                 }
             }
             Some(None) => s.pending[i] = true,

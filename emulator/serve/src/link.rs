@@ -6,9 +6,15 @@
 //! afterwards, in order. So the serving thread can itself send DMA_READ in the middle of a
 //! doorbell write and read on until the answer comes, and another thread (an event injector) can
 //! do the same through the serving thread.
+//!
+//! Nothing here waits on the peer without a bound: every wait wakes up at least every tick to
+//! look at the stop flag ([`Link::request_stop`]), in the middle of a message too; a send the
+//! peer does not read within [`SEND_DEADLINE`] and a DMA message it does not answer within
+//! [`REPLY_DEADLINE`] fail. So a client can neither keep the server past a stop request nor hold
+//! a thread of it for long.
 
 use std::collections::{HashMap, VecDeque};
-use std::io::{self, IoSlice, IoSliceMut, Read, Write};
+use std::io::{self, IoSlice, IoSliceMut, Read};
 use std::mem::MaybeUninit;
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
@@ -16,7 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicU16, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Mutex, MutexGuard};
 use std::thread::ThreadId;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer, SendFlags};
 
@@ -25,9 +31,13 @@ use crate::protocol::{DecodeError, HEADER_LEN, Header, MAX_DATA_XFER, Request, e
 /// File descriptors accepted with one message (advertised as `max_msg_fds`).
 pub const MAX_FDS: usize = 16;
 
-/// How long a thread other than the serving one waits for the client's reply to a DMA message:
-/// the client's own deadline for the server's replies (QEMU's `x-msg-timeout`, 5 s).
-const REPLY_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long the server waits for the client's reply to a DMA message: the client's own deadline
+/// for the server's replies (QEMU's `x-msg-timeout`, 5 s), so a client that keeps the server
+/// waiting longer has broken the protocol it holds the server to.
+pub const REPLY_DEADLINE: Duration = Duration::from_secs(5);
+/// How long one message may take to go out while the peer reads nothing (its socket buffer
+/// full): the same 5 s, for the same reason.
+pub const SEND_DEADLINE: Duration = Duration::from_secs(5);
 
 /// A message as read from the socket.
 #[derive(Debug)]
@@ -70,6 +80,8 @@ pub struct Link {
     next_id: AtomicU16,
     serving_thread: ThreadId,
     closed: AtomicBool,
+    stop: AtomicBool,
+    tick: Duration,
     max_transfer: AtomicUsize,
 }
 
@@ -91,8 +103,21 @@ impl Link {
             next_id: AtomicU16::new(0x8000),
             serving_thread: std::thread::current().id(),
             closed: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+            tick,
             max_transfer: AtomicUsize::new(MAX_DATA_XFER),
         })
+    }
+
+    /// Asks every wait on this connection to give up at its next tick with
+    /// [`LinkError::Stopped`] (a stop request seen by another thread: the serving thread may be
+    /// inside a message, a send or a DMA exchange).
+    pub fn request_stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+
+    fn stopping(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
     }
 
     /// Limits the server's DMA messages to the client's `max_data_xfer_size` (never above this
@@ -106,31 +131,63 @@ impl Link {
         self.max_transfer.load(Ordering::SeqCst)
     }
 
-    /// Sends one whole message.
-    pub fn send(&self, bytes: &[u8]) -> io::Result<()> {
-        lock(&self.writer).write_all(bytes)
+    /// Sends one whole message, within [`SEND_DEADLINE`] and until a stop request.
+    pub fn send(&self, bytes: &[u8]) -> Result<(), LinkError> {
+        self.send_with_fds(bytes, &[])
     }
 
-    /// Sends one message with descriptors (the test client's DMA_MAP and SET_IRQS).
-    pub fn send_with_fds(&self, bytes: &[u8], fds: &[std::os::fd::BorrowedFd<'_>]) -> io::Result<()> {
+    /// Sends one message with descriptors (the test client's DMA_MAP and SET_IRQS), as
+    /// [`Link::send`]. The descriptors go with the first byte.
+    pub fn send_with_fds(&self, bytes: &[u8], fds: &[std::os::fd::BorrowedFd<'_>]) -> Result<(), LinkError> {
         let writer = lock(&self.writer);
-        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
-        let mut control = SendAncillaryBuffer::new(&mut space);
-        if !control.push(rustix::net::SendAncillaryMessage::ScmRights(fds)) {
-            return Err(io::Error::other(format!("more than {MAX_FDS} descriptors in one message")));
+        let deadline = Instant::now() + SEND_DEADLINE;
+        let flags = SendFlags::NOSIGNAL | SendFlags::DONTWAIT;
+        let mut sent = 0;
+        while sent < bytes.len() {
+            let result = if sent == 0 && !fds.is_empty() {
+                let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
+                let mut control = SendAncillaryBuffer::new(&mut space);
+                if !control.push(rustix::net::SendAncillaryMessage::ScmRights(fds)) {
+                    return Err(LinkError::Broken(format!("more than {MAX_FDS} descriptors in one message")));
+                }
+                rustix::net::sendmsg(&*writer, &[IoSlice::new(bytes)], &mut control, flags)
+            } else {
+                rustix::net::send(&*writer, &bytes[sent..], flags)
+            };
+            match result {
+                Ok(n) => sent += n,
+                Err(rustix::io::Errno::AGAIN | rustix::io::Errno::INTR) => {
+                    if self.stopping() {
+                        return Err(LinkError::Stopped);
+                    }
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return Err(LinkError::Broken(format!(
+                            "the peer read nothing for {SEND_DEADLINE:?} ({sent} of {} bytes of a message went out)",
+                            bytes.len()
+                        )));
+                    }
+                    let mut pfd = [rustix::event::PollFd::new(&*writer, rustix::event::PollFlags::OUT)];
+                    let wait = rustix::event::Timespec::try_from(self.tick.min(deadline - now)).ok();
+                    let _ = rustix::event::poll(&mut pfd, wait.as_ref());
+                }
+                Err(e) => return Err(io::Error::from(e).into()),
+            }
         }
-        let sent = rustix::net::sendmsg(&*writer, &[IoSlice::new(bytes)], &mut control, SendFlags::NOSIGNAL)?;
-        (&*writer).write_all(&bytes[sent..])
+        Ok(())
     }
 
     /// The next request to serve: a queued one first, else the next from the socket (replies
-    /// that arrive meanwhile are routed to their waiters). `stop` is checked at every tick.
-    pub fn next_request(&self, stop: &dyn Fn() -> bool) -> Result<Incoming, LinkError> {
+    /// that arrive meanwhile are routed to their waiters), until a stop request.
+    pub fn next_request(&self) -> Result<Incoming, LinkError> {
         loop {
+            if self.stopping() {
+                return Err(LinkError::Stopped);
+            }
             if let Some(queued) = lock(&self.backlog).pop_front() {
                 return Ok(queued);
             }
-            match self.receive(stop)? {
+            match self.receive()? {
                 msg if msg.header.is_reply() => self.route(msg),
                 msg => return Ok(msg),
             }
@@ -147,7 +204,7 @@ impl Link {
             rustix::event::poll(&mut fds, timeout.as_ref()).map_err(io::Error::from)? > 0
         };
         if readable {
-            let msg = self.receive(&|| false)?;
+            let msg = self.receive()?;
             if msg.header.is_reply() {
                 self.route(msg);
             } else {
@@ -162,7 +219,7 @@ impl Link {
         if let Some(queued) = lock(&self.backlog).pop_front() {
             return Ok(queued);
         }
-        self.receive(&|| false)
+        self.receive()
     }
 
     fn route(&self, reply: Incoming) {
@@ -172,7 +229,8 @@ impl Link {
         // A reply nobody waits for (a waiter that timed out) is dropped.
     }
 
-    /// Sends a request to the client and waits for its reply.
+    /// Sends a request to the client and waits for its reply, [`REPLY_DEADLINE`] at most, and
+    /// not past a stop request.
     pub fn call(&self, request: &Request<'_>) -> Result<Incoming, LinkError> {
         if self.closed.load(Ordering::SeqCst) {
             return Err(LinkError::Closed);
@@ -180,28 +238,41 @@ impl Link {
         let id = self.next_id.fetch_add(1, Ordering::SeqCst) | 0x8000;
         let (tx, rx): (Sender<Incoming>, Receiver<Incoming>) = mpsc::channel();
         lock(&self.pending).insert(id, tx);
-        let sent = self.send(&encode_request(id, request, 0));
-        if let Err(e) = sent {
+        let result = self.send(&encode_request(id, request, 0)).and_then(|()| self.wait_reply(&rx, id));
+        if result.is_err() {
             lock(&self.pending).remove(&id);
-            return Err(e.into());
         }
-        if std::thread::current().id() == self.serving_thread {
-            // Nobody else reads the socket: read on until the reply is routed here.
-            loop {
-                if let Ok(reply) = rx.try_recv() {
-                    return Ok(reply);
-                }
-                if let Err(e) = self.pump(REPLY_TIMEOUT) {
-                    lock(&self.pending).remove(&id);
-                    return Err(e);
-                }
+        result
+    }
+
+    /// Waits for the reply to message `id`, routed to `rx`: on the serving thread by reading the
+    /// socket itself, on any other by waiting for the serving thread to route it.
+    fn wait_reply(&self, rx: &Receiver<Incoming>, id: u16) -> Result<Incoming, LinkError> {
+        let deadline = Instant::now() + REPLY_DEADLINE;
+        let serving = std::thread::current().id() == self.serving_thread;
+        loop {
+            if let Ok(reply) = rx.try_recv() {
+                return Ok(reply);
             }
-        }
-        match rx.recv_timeout(REPLY_TIMEOUT) {
-            Ok(reply) => Ok(reply),
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {
-                lock(&self.pending).remove(&id);
-                Err(LinkError::Broken(format!("no reply from the client to message {id} within {REPLY_TIMEOUT:?}")))
+            if self.stopping() {
+                return Err(LinkError::Stopped);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(LinkError::Broken(format!(
+                    "no reply from the client to message {id} within {REPLY_DEADLINE:?}"
+                )));
+            }
+            let slice = self.tick.min(deadline - now);
+            if serving {
+                // Nobody else reads the socket: read on until the reply is routed here.
+                self.pump(slice)?;
+            } else {
+                match rx.recv_timeout(slice) {
+                    Ok(reply) => return Ok(reply),
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => return Err(LinkError::Closed),
+                }
             }
         }
     }
@@ -212,8 +283,9 @@ impl Link {
         lock(&self.pending).clear();
     }
 
-    /// Reads one message: the header with its descriptors, then the payload.
-    fn receive(&self, stop: &dyn Fn() -> bool) -> Result<Incoming, LinkError> {
+    /// Reads one message: the header with its descriptors, then the payload. A stop request is
+    /// seen at every tick, inside a message too.
+    fn receive(&self) -> Result<Incoming, LinkError> {
         let reader = lock(&self.reader);
         let mut head = [0u8; HEADER_LEN];
         let mut got = 0;
@@ -238,7 +310,7 @@ impl Link {
                     got += r.bytes;
                 }
                 Err(rustix::io::Errno::AGAIN | rustix::io::Errno::INTR) => {
-                    if got == 0 && stop() {
+                    if self.stopping() {
                         return Err(LinkError::Stopped);
                     }
                 }
@@ -253,7 +325,7 @@ impl Link {
                 Ok(0) => return Err(broken_inside("the payload")),
                 Ok(n) => filled += n,
                 Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => {
-                    if stop() {
+                    if self.stopping() {
                         return Err(LinkError::Stopped);
                     }
                 }

@@ -5,9 +5,15 @@
 //! cannot even be framed as a message (a size outside the limits, a connection that breaks inside
 //! a message) end the connection cleanly with the reason. Nothing a client sends can panic the
 //! server: every field is checked by [`crate::protocol`] before it is used.
+//!
+//! Nor can a client keep the server: a stop request is seen within a tick wherever the serving
+//! thread waits (inside a message, a reply the client does not read, a DMA message it does not
+//! answer: [`crate::link`]); its mappings are capped ([`GuestDma`]); a refused message costs a
+//! log line only within the log's rate limit ([`Log::limited`]).
 
 use std::fs::File;
 use std::os::unix::net::{UnixListener, UnixStream};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::Duration;
 
@@ -31,12 +37,17 @@ const DEVICE_FLAGS: u32 = 1 | 2;
 const REGION_RW: u32 = 1 | 2;
 /// The protocol version this server speaks (vfio-user.rst "Version": 0.0 is what QEMU proposes).
 const VERSION: (u16, u16) = (0, 0);
-/// How often a blocked read wakes up to check for a stop request.
+/// How often a blocked wait wakes up to check for a stop request: a stop is acted on within
+/// this (plus the watcher's own [`WATCH`]).
 const TICK: Duration = Duration::from_millis(200);
+/// How often the stop watcher of a session asks the caller's stop check.
+const WATCH: Duration = Duration::from_millis(50);
 
 /// errno values for error replies (`asm-generic/errno-base.h`, `errno.h`).
 const EINVAL: i32 = 22;
 const EOPNOTSUPP: i32 = 95;
+/// errno for a second VERSION: the session's version is already agreed.
+const EALREADY: i32 = 114;
 
 /// How a session ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,7 +94,7 @@ impl<B: Backend> Server<B> {
     }
 
     /// Waits for one client on `listener` and serves it until it goes, or until `stop()`.
-    pub fn serve_one(&self, listener: &UnixListener, stop: &dyn Fn() -> bool) -> std::io::Result<Outcome> {
+    pub fn serve_one(&self, listener: &UnixListener, stop: &(dyn Fn() -> bool + Sync)) -> std::io::Result<Outcome> {
         listener.set_nonblocking(true)?;
         let stream = loop {
             match listener.accept() {
@@ -104,11 +115,27 @@ impl<B: Backend> Server<B> {
         self.serve_stream(stream, stop)
     }
 
-    /// Serves a connected client until it goes, or until `stop()`.
-    pub fn serve_stream(&self, stream: UnixStream, stop: &dyn Fn() -> bool) -> std::io::Result<Outcome> {
+    /// Serves a connected client until it goes, or until `stop()`. A thread of the session
+    /// watches `stop` and stops the connection's waits (module docs), so whatever the client
+    /// does, a stop ends the session within a tick.
+    pub fn serve_stream(&self, stream: UnixStream, stop: &(dyn Fn() -> bool + Sync)) -> std::io::Result<Outcome> {
         let link = Arc::new(Link::new(stream, TICK)?);
         self.dma.set_link(Some(Arc::clone(&link)));
-        let outcome = self.session(&link, stop);
+        let over = AtomicBool::new(false);
+        let outcome = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                while !over.load(Ordering::SeqCst) {
+                    if stop() {
+                        link.request_stop();
+                        return;
+                    }
+                    std::thread::sleep(WATCH);
+                }
+            });
+            let outcome = self.session(&link);
+            over.store(true, Ordering::SeqCst);
+            outcome
+        });
         link.close();
         self.dma.set_link(None);
         // The client's memory and eventfds mean nothing without it.
@@ -117,13 +144,14 @@ impl<B: Backend> Server<B> {
         if let Outcome::ClientError(why) = &outcome {
             self.log.line(&format!("closed the connection: {why}"));
         }
+        self.log.flush_suppressed();
         Ok(outcome)
     }
 
-    fn session(&self, link: &Link, stop: &dyn Fn() -> bool) -> Outcome {
+    fn session(&self, link: &Link) -> Outcome {
         let mut versioned = false;
         loop {
-            let msg = match link.next_request(stop) {
+            let msg = match link.next_request() {
                 Ok(m) => m,
                 Err(LinkError::Closed) => return Outcome::Disconnected,
                 Err(LinkError::Stopped) => return Outcome::Stopped,
@@ -133,7 +161,7 @@ impl<B: Backend> Server<B> {
             let reply = self.handle(link, msg, &mut versioned);
             if header.no_reply() {
                 if let Err(errno) = reply {
-                    self.log.line(&format!("posted {:?} (id {}) failed: errno {errno}", header.command, header.id));
+                    self.log.limited(&format!("posted {:?} (id {}) failed: errno {errno}", header.command, header.id));
                 }
                 continue;
             }
@@ -141,8 +169,11 @@ impl<B: Backend> Server<B> {
                 Ok(bytes) => bytes,
                 Err(errno) => encode_error(header.id, header.command, errno),
             };
-            if link.send(&bytes).is_err() {
-                return Outcome::Disconnected;
+            match link.send(&bytes) {
+                Ok(()) => {}
+                Err(LinkError::Stopped) => return Outcome::Stopped,
+                Err(LinkError::Broken(why)) => return Outcome::ClientError(why),
+                Err(_) => return Outcome::Disconnected,
             }
         }
     }
@@ -152,7 +183,7 @@ impl<B: Backend> Server<B> {
         let Incoming { header, payload, fds } = msg;
         let (id, command) = (header.id, header.command);
         let refuse = |why: String| {
-            self.log.line(&format!("refused {command:?} (id {id}): {why}"));
+            self.log.limited(&format!("refused {command:?} (id {id}): {why}"));
             EINVAL
         };
         let request = decode_request(&header, &payload).map_err(|e| refuse(e.to_string()))?;
@@ -164,6 +195,10 @@ impl<B: Backend> Server<B> {
             return Err(refuse("VERSION must come first".into()));
         }
         match request {
+            Request::Version { .. } if *versioned => {
+                self.log.limited(&format!("refused {command:?} (id {id}): the version is agreed once per session"));
+                Err(EALREADY)
+            }
             Request::Version { major, minor, caps } => {
                 if major != VERSION.0 {
                     return Err(refuse(format!("protocol major version {major}; this server speaks {}", VERSION.0)));
@@ -173,7 +208,8 @@ impl<B: Backend> Server<B> {
                 }
                 *versioned = true;
                 let json = format!(
-                    "{{\"capabilities\":{{\"max_msg_fds\":{MAX_FDS},\"max_data_xfer_size\":{MAX_DATA_XFER}}}}}"
+                    "{{\"capabilities\":{{\"max_msg_fds\":{MAX_FDS},\"max_data_xfer_size\":{MAX_DATA_XFER},\"max_dma_maps\":{}}}}}",
+                    self.dma.max_maps()
                 );
                 ok(Reply::Version { major: VERSION.0, minor: minor.min(VERSION.1), caps: &json })
             }
@@ -183,7 +219,7 @@ impl<B: Backend> Server<B> {
                 }
                 let file = fds.into_iter().next().map(File::from);
                 self.dma.map(&map, file.as_ref()).map_err(|r| {
-                    self.log.line(&r.reason);
+                    self.log.limited(&r.reason);
                     r.errno
                 })?;
                 ok(Reply::Empty)
@@ -247,7 +283,7 @@ impl<B: Backend> Server<B> {
                 Err(refuse("DMA_READ / DMA_WRITE go from the server to the client".into()))
             }
             Request::Unsupported(c) => {
-                self.log.line(&format!("unsupported command {c:?} (id {id})"));
+                self.log.limited(&format!("unsupported command {c:?} (id {id})"));
                 Err(EOPNOTSUPP)
             }
         }

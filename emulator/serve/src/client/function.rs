@@ -5,7 +5,7 @@
 //! tests (a server killed in the middle of a flash, a DMA fault) need no guest.
 //!
 //! DMA memory is one memfd shared with the server by DMA_MAP with its descriptor (as QEMU shares
-//! guest RAM), handed out page-aligned from the bottom and never reused: buffers start zeroed.
+//! guest RAM, sealed against shrinking and growing as QEMU seals it), handed out page-aligned from the bottom and never reused: buffers start zeroed.
 //! The client reaches its own memory through `oce_pci::guest_memory` (the crate that holds the
 //! `unsafe`), one mapping per buffer.
 
@@ -87,10 +87,14 @@ impl ServedFunction {
     /// The same over a connected client (one end of a socketpair); `name` names it in errors.
     pub fn over(mut client: Client, name: PathBuf, ram_len: u64) -> Result<Self, ClientError> {
         client.negotiate()?;
-        let fd: OwnedFd = rustix::fs::memfd_create("served-function-dma", rustix::fs::MemfdFlags::CLOEXEC)
-            .map_err(|e| ClientError::Link(std::io::Error::from(e).into()))?;
+        let io = |e: rustix::io::Errno| ClientError::Link(std::io::Error::from(e).into());
+        let flags = rustix::fs::MemfdFlags::CLOEXEC | rustix::fs::MemfdFlags::ALLOW_SEALING;
+        let fd: OwnedFd = rustix::fs::memfd_create("served-function-dma", flags).map_err(io)?;
         let ram = File::from(fd);
         ram.set_len(ram_len).map_err(|e| ClientError::Link(e.into()))?;
+        // Sealed as QEMU seals its memfd RAM, so the server maps it rather than copying through
+        // the file (`oce_pci::guest_memory::region`).
+        rustix::fs::fcntl_add_seals(&ram, rustix::fs::SealFlags::SHRINK | rustix::fs::SealFlags::GROW).map_err(io)?;
         client.map_file(IOVA_BASE, ram_len, &ram, 0)?;
         let shared = Arc::new(Shared { client: Mutex::new(client), name, ram, ram_len, next: Mutex::new(0) });
         Ok(Self { config: ServedConfig { shared: Arc::clone(&shared) }, shared })

@@ -63,7 +63,7 @@ impl Client {
     }
 
     /// Sends raw bytes, well-formed or not.
-    pub fn send_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+    pub fn send_raw(&mut self, bytes: &[u8]) -> Result<(), LinkError> {
         self.link.send(bytes)
     }
 
@@ -78,8 +78,7 @@ impl Client {
         self.next_id = self.next_id.wrapping_add(1) & 0x7FFF;
         let id = self.next_id;
         let bytes = encode_request(id, request, 0);
-        if fds.is_empty() { self.link.send(&bytes) } else { self.link.send_with_fds(&bytes, fds) }
-            .map_err(LinkError::from)?;
+        if fds.is_empty() { self.link.send(&bytes) } else { self.link.send_with_fds(&bytes, fds) }?;
         loop {
             let msg = self.link.receive_any()?;
             if msg.header.is_reply() && msg.header.id == id {
@@ -97,7 +96,7 @@ impl Client {
     /// Sends a request the server must not answer (a posted write).
     pub fn post(&mut self, request: &Request<'_>) -> Result<(), ClientError> {
         self.next_id = self.next_id.wrapping_add(1) & 0x7FFF;
-        Ok(self.link.send(&encode_request(self.next_id, request, FLAG_NO_REPLY)).map_err(LinkError::from)?)
+        Ok(self.link.send(&encode_request(self.next_id, request, FLAG_NO_REPLY))?)
     }
 
     /// DMA messages the server sent so far.
@@ -125,7 +124,7 @@ impl Client {
             },
             _ => encode_error(id, command, 22),
         };
-        Ok(self.link.send(&reply).map_err(LinkError::from)?)
+        Ok(self.link.send(&reply)?)
     }
 
     fn lent_range(&self, address: u64, len: usize) -> Option<(usize, usize)> {

@@ -82,9 +82,19 @@ pub fn negotiated() -> Served {
     s
 }
 
-/// A memfd of `len` bytes, as QEMU's `memory-backend-memfd,share=on`.
+/// A memfd of `len` bytes, as QEMU's `memory-backend-memfd,share=on`: sealed against shrinking
+/// and growing (QEMU's default `seal=on`).
 pub fn memfd(len: u64) -> File {
-    let fd: OwnedFd = rustix::fs::memfd_create("guest-ram", rustix::fs::MemfdFlags::CLOEXEC).unwrap();
+    let f = unsealed_memfd(len);
+    rustix::fs::fcntl_add_seals(&f, rustix::fs::SealFlags::SHRINK | rustix::fs::SealFlags::GROW).unwrap();
+    f
+}
+
+/// A memfd of `len` bytes that its owner may still shrink (QEMU's `seal=off`, or any shared
+/// file that is not a sealed memfd).
+pub fn unsealed_memfd(len: u64) -> File {
+    let flags = rustix::fs::MemfdFlags::CLOEXEC | rustix::fs::MemfdFlags::ALLOW_SEALING;
+    let fd: OwnedFd = rustix::fs::memfd_create("guest-ram", flags).unwrap();
     let f = File::from(fd);
     f.set_len(len).unwrap();
     f

@@ -5,9 +5,12 @@
 //!
 //! The trust model is the one of vfio-user itself (QEMU's `docs/interop/vfio-user.rst`, "Client
 //! memory access"): the client is the VMM that owns the guest and chose to share the file. The
-//! mapping is checked against the file's size when it is made, so an honest client's memory can
-//! never fault; a client that shrinks the file afterwards can make an access fault (SIGBUS),
-//! which ends the server, never the guest, and is documented as such.
+//! mapping is checked against the file's size when it is made; a file that shrinks afterwards
+//! would make an access through the mapping fault (SIGBUS). So the server does not map a client's
+//! file with [`GuestMapping`] directly but through [`GuestRegion`], which maps only files sealed
+//! against shrinking and copies through any other file with `pread` / `pwrite`
+//! ([`region`]'s docs). [`GuestMapping`] alone is for memory this process's own side keeps (the
+//! test client's DMA buffers).
 //!
 //! # One thread at a time
 //!
@@ -38,6 +41,9 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 
 use memmap2::{MmapOptions, MmapRaw};
+
+pub mod region;
+pub use region::{Access, GuestRegion};
 
 use crate::volatile_copy::{copy_in, copy_out};
 use crate::{PciError, check_dma_range};

@@ -74,7 +74,7 @@ pub mod testing;
 
 pub use adapter::{Adapter, AdapterDevice, SERVED_SHAPE};
 pub use backend::{Backend, Layout};
-pub use dma::{GuestDma, MapRefused};
+pub use dma::{GuestDma, MAX_DMA_MAPS, MapRefused};
 pub use irq::IrqLines;
 pub use log::Log;
 pub use oce_emulator::device::{DmaFault, DmaSpace, Interrupt};

@@ -49,6 +49,7 @@ pub struct Client {
     next_id: u16,
     lent: Vec<Lent>,
     dma_messages: u64,
+    server_caps: Option<serde_json::Value>,
 }
 
 impl Client {
@@ -59,7 +60,13 @@ impl Client {
 
     /// Uses a connected socket (one end of a socketpair).
     pub fn from_stream(stream: UnixStream) -> io::Result<Self> {
-        Ok(Self { link: Link::new(stream, Duration::from_secs(3600))?, next_id: 0, lent: Vec::new(), dma_messages: 0 })
+        Ok(Self {
+            link: Link::new(stream, Duration::from_secs(3600))?,
+            next_id: 0,
+            lent: Vec::new(),
+            dma_messages: 0,
+            server_caps: None,
+        })
     }
 
     /// Sends raw bytes, well-formed or not.
@@ -136,12 +143,25 @@ impl Client {
 
     /// VERSION 0.0 with this client's capabilities.
     pub fn negotiate(&mut self) -> Result<(u16, u16), ClientError> {
-        let caps = VersionCaps { max_msg_fds: Some(8), max_data_xfer_size: Some(1 << 20) };
+        self.negotiate_with(VersionCaps { max_msg_fds: Some(8), max_data_xfer_size: Some(1 << 20) })
+    }
+
+    /// VERSION 0.0 with `caps`; the server's capabilities are kept ([`Client::server_caps`]).
+    pub fn negotiate_with(&mut self, caps: VersionCaps) -> Result<(u16, u16), ClientError> {
         let reply = self.request(&Request::Version { major: 0, minor: 0, caps }, &[])?;
+        let bad = |e: &dyn std::fmt::Display| ClientError::BadReply(e.to_string());
         let mut r = Reader::new(&reply.payload);
-        let major = r.u16("major").map_err(|e| ClientError::BadReply(e.to_string()))?;
-        let minor = r.u16("minor").map_err(|e| ClientError::BadReply(e.to_string()))?;
+        let major = r.u16("major").map_err(|e| bad(&e))?;
+        let minor = r.u16("minor").map_err(|e| bad(&e))?;
+        let json = r.bytes("capabilities", r.remaining()).map_err(|e| bad(&e))?;
+        let json = json.split(|&b| b == 0).next().unwrap_or_default();
+        self.server_caps = Some(serde_json::from_slice(json).map_err(|e| bad(&e))?);
         Ok((major, minor))
+    }
+
+    /// The `capabilities` object of the server's VERSION reply (after a negotiation).
+    pub fn server_caps(&self) -> Option<&serde_json::Value> {
+        self.server_caps.as_ref().map(|v| &v["capabilities"])
     }
 
     /// Shares `size` bytes of `file` at `offset` as DMA addresses `address..`.

@@ -55,6 +55,26 @@ pub fn serve_adapter(dir: &std::path::Path) -> Served<AdapterDevice> {
     serve_device(adapter.device, adapter.dma, adapter.irqs, log, lines)
 }
 
+/// The test device served on one end of a socketpair, the other end raw (for bytes no client
+/// would send, or replies a client would read): the socket, the server's thread, its stop flag
+/// and its log.
+pub fn serve_raw() -> (UnixStream, JoinHandle<Outcome>, Arc<AtomicBool>, Arc<Mutex<Vec<String>>>) {
+    let (log, lines) = Log::collect();
+    let dma = GuestDma::new(log.clone());
+    let irqs = IrqLines::new(oce_emulator_serve::testing::VECTORS, log.clone());
+    let device = Arc::new(Mutex::new(TestDevice::new(dma.clone(), irqs.clone())));
+    let (ours, theirs) = UnixStream::pair().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let server = {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let server = Server::new(device, dma, irqs, log);
+            server.serve_stream(theirs, &|| stop.load(Ordering::SeqCst)).unwrap()
+        })
+    };
+    (ours, server, stop, lines)
+}
+
 fn serve_device<B: Backend + 'static>(
     device: Arc<Mutex<B>>,
     dma: GuestDma,
@@ -113,5 +133,27 @@ pub fn count(fd: &File) -> u64 {
     match (&*fd).read(&mut b) {
         Ok(8) => u64::from_ne_bytes(b),
         _ => 0,
+    }
+}
+
+/// Joins `handle`, failing the test if it is still running after a bound far above every
+/// deadline of the server (the 200 ms tick, the 5 s DMA and send deadlines): what it detects is
+/// a server that hangs, not a slow one.
+pub fn joined_within<T>(handle: JoinHandle<T>, what: &str) -> T {
+    let bound = std::time::Duration::from_secs(20);
+    let start = std::time::Instant::now();
+    while !handle.is_finished() {
+        assert!(start.elapsed() < bound, "{what}: still running after {bound:?}: it hangs");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    handle.join().expect("the thread must not panic")
+}
+
+/// Waits until `cond` holds (20 s at most, as [`joined_within`]).
+pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !cond() {
+        assert!(start.elapsed() < std::time::Duration::from_secs(20), "waited 20 s for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }

@@ -1,8 +1,11 @@
 //! `ocetool emulator serve` as a process: its help says how to attach a VM, it holds the adapter
 //! (every other ocetool on the state directory is busy, exit 5, but fault changes reach it
-//! through its control socket), its socket is mode 0600, it ends when the client goes or on
-//! SIGINT / SIGTERM (with a client connected or not), and SIGKILL in the middle of a flash leaves
-//! a state directory that the next ocetool opens and the next flash completes.
+//! through its control socket, and a change it cannot take in time is "busy", exit 5, and not
+//! made), its socket is mode 0600 and owned through a lock file (a second server on the path
+//! exits 5 and leaves the live session alone), it ends when the client goes or on SIGINT /
+//! SIGTERM (exit 130 / 143, with a client connected or not, whatever the client does), and
+//! SIGKILL in the middle of a flash leaves a state directory that the next ocetool opens and the
+//! next flash completes.
 //!
 //! The client is the host stack itself (mailbox driver, flash procedure) over a vfio-user
 //! connection (`oce_emulator_serve::client::ServedFunction`), as a guest's ocetool reaches the
@@ -16,7 +19,7 @@ use std::process::{Child, Stdio};
 use std::sync::Arc;
 
 use common::{CHUNK_COUNTER, chunks_received, command, emu_arg, ocetool, wait_until};
-use oce_emulator_serve::client::ServedFunction;
+use oce_emulator_serve::client::{Client, ServedFunction};
 use oce_firmware::flash::{self, FlashReport, NoProgress, Policy};
 use oce_firmware::{FlashError, ImageBuilder, UfiImage};
 use oce_mailbox::commands::{GetFwVersion, SetActiveProfile};
@@ -174,9 +177,16 @@ fn serve_help_documents_the_socket_its_mode_and_how_qemu_attaches() {
         "-object memory-backend-memfd,id=mem,size=1G,share=on",
         "-device intel-iommu,caching-mode=on",
         "any other ocetool on the same state directory gets \"device busy\" (exit 5)",
+        "through a lock file beside it (PATH.lock): a second server on the same path says so and exits 5 without touching the live one's session",
+        "SIGINT/SIGTERM stop it within a second whatever the VM does",
+        "130 / 143 when SIGINT / SIGTERM stops the server",
+        "5 when the adapter is busy, or a live server owns the socket",
     ] {
         assert!(help.contains(phrase), "serve --help lacks {phrase:?}:\n{}", r.stdout);
     }
+    // The cap the help states is the one the server enforces.
+    let cap = format!("at most {} DMA mappings are taken (max_dma_maps)", oce_emulator_serve::MAX_DMA_MAPS);
+    assert!(help.contains(&cap), "serve --help lacks {cap:?}:\n{}", r.stdout);
     // The example attaches QEMU to the socket the example server listens on.
     let socket = help.split("emulator serve --socket ").nth(1).and_then(|rest| rest.split(' ').next());
     let socket = socket.unwrap_or_else(|| panic!("no example server in:\n{}", r.stdout));
@@ -191,25 +201,90 @@ fn signal(server: &Running, signal: &str) {
 }
 
 #[test]
-fn sigterm_stops_a_waiting_server_with_exit_0() {
+fn sigterm_stops_a_waiting_server_with_exit_143() {
     let f = fixture();
     let server = serve(&f);
     signal(&server, "TERM");
     let (code, report, stderr) = finished(server);
-    assert_eq!((code, report["outcome"].as_str()), (0, Some("stopped")), "{report} {stderr}");
-    assert!(!f.socket.exists());
+    assert_eq!((code, report["outcome"].as_str()), (143, Some("stopped")), "{report} {stderr}");
+    assert_eq!(report["signal"], "terminate", "{report}");
+    assert!(!f.socket.exists() && !lock_file(&f.socket).exists(), "the socket and its lock removed");
 }
 
 #[test]
-fn sigint_stops_a_waiting_server_with_exit_0() {
+fn sigint_stops_a_waiting_server_with_exit_130() {
     let f = fixture();
     let server = serve(&f);
     assert!(serve_control_socket(&f).exists(), "the control socket is where this test looks");
     signal(&server, "INT");
     let (code, report, stderr) = finished(server);
-    assert_eq!((code, report["outcome"].as_str()), (0, Some("stopped")), "{report} {stderr}");
+    assert_eq!((code, report["outcome"].as_str()), (130, Some("stopped")), "{report} {stderr}");
+    assert_eq!(report["signal"], "interrupt", "{report}");
     assert!(!f.socket.exists() && !serve_control_socket(&f).exists(), "both sockets removed");
     assert_eq!(json_of(&f.dev, &["query"]).0, 0, "the adapter is free again");
+}
+
+/// The lock file that says who owns `socket` (`oce_emulator_serve::socket`).
+fn lock_file(socket: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.lock", socket.display()))
+}
+
+#[test]
+fn sigterm_stops_a_server_whose_client_stalls_inside_a_message_with_exit_143() {
+    let f = fixture();
+    let server = serve(&f);
+    let mut client = Client::connect(&f.socket).unwrap();
+    client.negotiate().unwrap();
+    // Ten bytes of a 16-byte header, and nothing more.
+    client.send_raw(&[1, 0, 4, 0, 32, 0, 0, 0, 0, 0]).unwrap();
+    signal(&server, "TERM");
+    let (code, report, stderr) = finished(server);
+    assert_eq!((code, report["outcome"].as_str()), (143, Some("stopped")), "{report} {stderr}");
+    drop(client);
+}
+
+#[test]
+fn a_second_serve_on_a_live_socket_exits_5_and_leaves_the_first_session_alone() {
+    let f = fixture();
+    let first = serve(&f);
+    // Another adapter's server, on the socket the first one owns.
+    let other = f.socket.with_file_name("other-emu");
+    let other_dev = emu_arg(&other);
+    assert_eq!(ocetool(&["--device", &other_dev, "emulator", "init"]).code, 0);
+    let (code, refused) = json_of(&other_dev, &["emulator", "serve", "--socket", f.socket.to_str().unwrap()]);
+    assert_eq!((code, refused["error"]["kind"].as_str()), (5, Some("busy")), "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("a live server owns it") && message.contains("undisturbed"), "{message}");
+    // The first server's one session is still there for its VM.
+    let mut mbox = mailbox(&f.socket);
+    assert_eq!(mbox.execute(&GetFwVersion).unwrap().on_flash, "11.1.172.23");
+    drop(mbox);
+    let (code, report, stderr) = finished(first);
+    assert_eq!((code, report["outcome"].as_str()), (0, Some("disconnected")), "{report} {stderr}");
+}
+
+#[test]
+fn a_fault_change_the_server_cannot_take_in_time_exits_5_and_changes_nothing() {
+    let f = fixture();
+    // A control socket whose server takes the connection and says nothing (a server whose
+    // adapter is held past the request's deadline answers "busy" or nothing at all).
+    let control = std::os::unix::net::UnixListener::bind(serve_control_socket(&f)).unwrap();
+    let silent = std::thread::spawn(move || {
+        let (conn, _) = control.accept().unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(&conn), &mut line).unwrap();
+        // Held open until the client has given up.
+        let _ = std::io::Read::read(&mut &conn, &mut [0u8; 1]);
+        line
+    });
+    let (code, busy) = json_of(&f.dev, &["emulator", "fault", "set", "gone"]);
+    assert_eq!((code, busy["error"]["kind"].as_str()), (5, Some("busy")), "{busy}");
+    assert!(busy["error"]["message"].as_str().unwrap().contains("nothing was changed"), "{busy}");
+    let request: serde_json::Value = serde_json::from_str(&silent.join().unwrap()).unwrap();
+    assert!(request["deadline_ns"].as_u64().is_some(), "the request carries its deadline: {request}");
+    std::fs::remove_file(serve_control_socket(&f)).unwrap();
+    let (_, listed) = json_of(&f.dev, &["emulator", "fault", "list"]);
+    assert_eq!(listed["faults"], serde_json::json!([]), "{listed}");
 }
 
 /// The server's control socket: beside the adapter's lock file, `.DIR.lock` next to the state
@@ -230,7 +305,8 @@ fn a_signal_stops_a_server_with_a_client_connected_and_keeps_what_the_client_cha
         mbox.execute(&SetActiveProfile::new(roce.id)).unwrap();
         signal(&server, sig);
         let (code, report, stderr) = finished(server);
-        assert_eq!((code, report["outcome"].as_str()), (0, Some("stopped")), "SIG{sig}: {report} {stderr}");
+        let exit = if sig == "INT" { 130 } else { 143 };
+        assert_eq!((code, report["outcome"].as_str()), (exit, Some("stopped")), "SIG{sig}: {report} {stderr}");
         assert!(!f.socket.exists(), "SIG{sig}: the socket is removed");
         // The client's connection went with the server: the adapter reads as gone.
         assert!(mbox.execute(&GetFwVersion).is_err(), "SIG{sig}: the connection is closed");

@@ -193,7 +193,12 @@ fn withheld_dma_reply(s: &mut common::Served) {
 fn a_stop_ends_a_session_whose_client_withholds_a_dma_reply() {
     let mut s = negotiated();
     withheld_dma_reply(&mut s);
+    let log = Arc::clone(&s.log);
     assert_eq!(stopped(s), Outcome::Stopped);
+    // The stop, not the reply's 5 s deadline, ended the wait.
+    let lines = log.lock().unwrap().clone();
+    assert!(lines.iter().any(|l| l.starts_with("DMA_READ 0x10000+0x40: stopped")), "{lines:?}");
+    assert!(!lines.iter().any(|l| l.contains("no reply")), "{lines:?}");
 }
 
 #[test]
@@ -201,11 +206,18 @@ fn a_withheld_dma_reply_fails_the_access_after_5_s_and_the_session_goes_on() {
     let mut s = negotiated();
     withheld_dma_reply(&mut s);
     // The GO is answered once the DMA_READ's deadline has passed; the device saw a fault.
-    let reply = s.client.receive().unwrap();
+    let common::Served { mut client, server, log, .. } = s;
+    let answered = std::thread::spawn(move || {
+        let reply = client.receive().unwrap();
+        (client, reply)
+    });
+    let (mut client, reply) = joined_within(answered, "the reply to the GO whose DMA got no reply");
     assert_eq!((reply.header.id, reply.header.error()), (77, None));
-    assert_eq!(s.client.read32(0, regs::STATUS).unwrap(), 1);
-    assert!(s.log_has("no reply from the client to message"), "{:?}", s.log.lock().unwrap());
-    assert_eq!(s.finish(), Outcome::Disconnected);
+    assert_eq!(client.read32(0, regs::STATUS).unwrap(), 1);
+    let lines = log.lock().unwrap().clone();
+    assert!(lines.iter().any(|l| l.contains("no reply from the client to message")), "{lines:?}");
+    drop(client);
+    assert_eq!(joined_within(server, "the server"), Outcome::Disconnected);
 }
 
 #[test]
@@ -221,14 +233,22 @@ fn interrupt_descriptors_that_are_not_eventfds_are_refused_and_a_full_eventfd_do
     let full = std::fs::File::from(rustix::event::eventfd(0, rustix::event::EventfdFlags::CLOEXEC).unwrap());
     (&full).write_all(&(u64::MAX - 1).to_ne_bytes()).unwrap();
     s.client.set_eventfds(2, 0, &[full.as_fd()]).unwrap();
+    s.client.write32(CONFIG_REGION, 4, BUS_MASTER).unwrap();
+    // The device sends vector 0: the write to the full eventfd fails instead of waiting.
+    let common::Served { mut client, server, log, stop, .. } = s;
+    let signalled = std::thread::spawn(move || {
+        client.write32(0, regs::MSIX, 0).unwrap();
+        client.write32(0, regs::ECHO, 5).unwrap();
+        assert_eq!(client.read32(0, regs::ECHO).unwrap(), 5, "still serving");
+        client
+    });
+    let client = joined_within(signalled, "a region write that makes the device signal a full eventfd");
+    assert!(log.lock().unwrap().iter().any(|l| l == "MSI-X vector 0: the eventfd refused the write"));
     let flags = rustix::fs::fcntl_getfl(&full).unwrap();
     assert!(flags.contains(rustix::fs::OFlags::NONBLOCK), "the server made it non-blocking");
-    s.client.write32(CONFIG_REGION, 4, BUS_MASTER).unwrap();
-    s.client.write32(0, regs::MSIX, 0).unwrap();
-    assert!(s.log_has("MSI-X vector 0: the eventfd refused the write"));
-    s.client.write32(0, regs::ECHO, 5).unwrap();
-    assert_eq!(s.client.read32(0, regs::ECHO).unwrap(), 5, "still serving");
-    assert_eq!(stopped(s), Outcome::Stopped);
+    stop.store(true, Ordering::SeqCst);
+    assert_eq!(joined_within(server, "the server after a stop request"), Outcome::Stopped);
+    drop(client);
 }
 
 #[test]

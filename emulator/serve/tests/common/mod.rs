@@ -15,6 +15,9 @@ use oce_emulator_serve::{Adapter, AdapterDevice, Backend, GuestDma, IrqLines, Lo
 
 pub type Device = TestDevice<GuestDma, IrqLines>;
 
+/// What a [`Log::collect`] log has said.
+pub type Lines = Arc<Mutex<Vec<String>>>;
+
 pub struct Served<B = Device> {
     pub client: Client,
     pub server: JoinHandle<Outcome>,
@@ -58,7 +61,7 @@ pub fn serve_adapter(dir: &std::path::Path) -> Served<AdapterDevice> {
 /// The test device served on one end of a socketpair, the other end raw (for bytes no client
 /// would send, or replies a client would read): the socket, the server's thread, its stop flag
 /// and its log.
-pub fn serve_raw() -> (UnixStream, JoinHandle<Outcome>, Arc<AtomicBool>, Arc<Mutex<Vec<String>>>) {
+pub fn serve_raw() -> (UnixStream, JoinHandle<Outcome>, Arc<AtomicBool>, Lines) {
     let (log, lines) = Log::collect();
     let dma = GuestDma::new(log.clone());
     let irqs = IrqLines::new(oce_emulator_serve::testing::VECTORS, log.clone());

@@ -349,3 +349,24 @@ fn sigkill_in_the_middle_of_a_flash_leaves_a_state_directory_the_next_flash_comp
     let (code, query) = json_of(&f.dev, &["query"]);
     assert_eq!((code, query["firmware"]["stored"].as_str()), (0, Some(NEW)), "{query}");
 }
+
+#[test]
+fn a_flash_file_cut_short_under_a_running_server_is_reported_before_the_server_ends() {
+    use std::os::unix::process::ExitStatusExt;
+    let f = fixture();
+    let mut server = serve(&f);
+    let mut mbox = mailbox(&f.socket);
+    // Another process truncates the adapter's flash under the server's mapping of it.
+    std::fs::OpenOptions::new().write(true).open(f.state.join("flash.bin")).unwrap().set_len(0).unwrap();
+    let read = flash::read_adapter(&mut mbox);
+    assert!(read.is_err(), "the server cannot answer from a flash that is gone: {read:?}");
+    drop(mbox);
+    let child = server.child.as_mut().unwrap();
+    wait_until("the server to end", || child.try_wait().unwrap().is_some());
+    let status = server.child.take().unwrap().wait().unwrap();
+    let stderr = std::fs::read_to_string(&server.errors).unwrap();
+    // SIGBUS is signal 7 on Linux (signal(7)).
+    assert_eq!(status.signal(), Some(7), "ended by SIGBUS: {stderr}");
+    let report = stderr.lines().find(|l| l.starts_with("ocetool: fatal: bus error (SIGBUS) at 0x"));
+    assert!(report.is_some_and(|l| l.contains("flash.bin")), "{stderr}");
+}

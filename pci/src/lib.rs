@@ -50,6 +50,7 @@ pub mod host;
 pub mod ids;
 pub mod mmap;
 mod mmio;
+pub mod sigbus;
 pub mod signals;
 pub mod sysfs;
 pub mod sysfs_backend;

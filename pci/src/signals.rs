@@ -66,11 +66,13 @@ extern "C" fn record_signal(signal: libc::c_int) {
     PENDING.store(signal, Ordering::SeqCst);
 }
 
-/// Installs the SIGINT and SIGTERM handlers. Calling it again is harmless.
+/// Installs the SIGINT and SIGTERM handlers, and the SIGBUS report ([`crate::sigbus`]). Calling
+/// it again is harmless.
 ///
 /// `SA_RESTART` keeps a system call that the signal interrupts (a sysfs write, a VFIO pread)
 /// from failing with `EINTR`, so the command in flight completes.
 pub fn install() -> Result<(), PciError> {
+    crate::sigbus::install();
     for signal in [Signal::Interrupt, Signal::Terminate] {
         // SAFETY: sigaction is a plain C struct for which all-zero bytes are a valid value (empty
         // mask, no flags, null handler); every field that matters is set below.

@@ -8,10 +8,11 @@
 //!   bytes by a reader that cannot panic (fuzzed: `fuzz/fuzz_targets/vfio_user.rs`);
 //! - [`Server`]: one client connection, served request by request; regions are config space
 //!   and the BARs, every access a message (no mmap, so QEMU keeps posted writes);
-//! - [`GuestDma`]: the device's [`DmaSpace`] — the client's DMA_MAP'd memory, mapped from the
-//!   file descriptor that came with it (through `oce_pci::guest_memory`, the one crate allowed
-//!   `unsafe`), or reached by DMA_READ / DMA_WRITE messages when none came; accesses split at
-//!   mapping boundaries (every vIOMMU page is its own mapping);
+//! - [`GuestDma`]: the device's [`DmaSpace`] — the client's DMA_MAP'd memory, reached through the
+//!   file descriptor that came with it (mapped if the file is sealed against shrinking, else
+//!   copied through the file: `oce_pci::guest_memory`, the one crate allowed `unsafe`), or by
+//!   DMA_READ / DMA_WRITE messages when none came; accesses split at mapping boundaries (every
+//!   vIOMMU page is its own mapping), at most [`MAX_DMA_MAPS`] of them;
 //! - [`IrqLines`]: the device's [`Interrupt`] — SET_IRQS eventfds for INTx (level, automasked,
 //!   re-signalled on UNMASK) and MSI-X (the table is QEMU's; a vector without an eventfd stays
 //!   pending);

@@ -123,17 +123,22 @@ impl<B: Backend> Server<B> {
         self.dma.set_link(Some(Arc::clone(&link)));
         let over = AtomicBool::new(false);
         let outcome = std::thread::scope(|scope| {
-            scope.spawn(|| {
+            let watcher = scope.spawn(|| {
                 while !over.load(Ordering::SeqCst) {
                     if stop() {
                         link.request_stop();
                         return;
                     }
-                    std::thread::sleep(WATCH);
+                    std::thread::park_timeout(WATCH);
                 }
             });
             let outcome = self.session(&link);
             over.store(true, Ordering::SeqCst);
+            // Woken at once rather than at its next look, so the session ends without waiting;
+            // joined rather than left to the scope, so the thread has wholly exited (its
+            // thread-locals freed) when this returns.
+            watcher.thread().unpark();
+            let _ = watcher.join();
             outcome
         });
         link.close();

@@ -56,6 +56,8 @@ struct Region {
 struct Inner {
     regions: BTreeMap<u64, Region>,
     link: Option<Arc<Link>>,
+    /// The most regions mapped at once since [`GuestDma::take_peak`].
+    peak: usize,
 }
 
 /// Why a DMA_MAP was refused (answered with this errno).
@@ -132,6 +134,7 @@ impl GuestDma {
             None => Backing::Messages { writable },
         };
         inner.regions.insert(map.address, Region { size: map.size, backing });
+        inner.peak = inner.peak.max(inner.regions.len());
         Ok(())
     }
 
@@ -148,6 +151,14 @@ impl GuestDma {
             inner.regions.retain(|&start, r| !(start >= address && start.saturating_add(r.size) <= end));
         }
         before - inner.regions.len()
+    }
+
+    /// The most regions the client had mapped at once since the last call (a session's figure,
+    /// against [`MAX_DMA_MAPS`]).
+    pub fn take_peak(&self) -> usize {
+        let mut inner = self.lock();
+        let now = inner.regions.len();
+        std::mem::replace(&mut inner.peak, now)
     }
 
     /// Number of regions mapped.

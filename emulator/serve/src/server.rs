@@ -143,6 +143,11 @@ impl<B: Backend> Server<B> {
         });
         link.close();
         self.dma.set_link(None);
+        self.log.line(&format!(
+            "the client had at most {} DMA regions mapped at once (max_dma_maps {})",
+            self.dma.take_peak(),
+            self.dma.max_maps()
+        ));
         // The client's memory and eventfds mean nothing without it.
         self.dma.unmap(0, 0, true);
         self.irqs.disconnect();

@@ -58,7 +58,11 @@ fn dma_maps_past_the_advertised_cap_are_refused_and_the_session_goes_on() {
     assert_eq!(go_at(&mut s.client, 0, 2 << 12, 4096), 0);
     s.client.unmap(0, 4096).unwrap();
     s.client.request(&Request::DmaMap(map(MAX_DMA_MAPS)), &[page.as_fd()]).unwrap();
+    let log = Arc::clone(&s.log);
     assert_eq!(s.finish(), Outcome::Disconnected);
+    let peak =
+        format!("the client had at most {MAX_DMA_MAPS} DMA regions mapped at once (max_dma_maps {MAX_DMA_MAPS})");
+    assert!(log.lock().unwrap().contains(&peak), "the session's end says how close the client came");
 }
 
 #[test]

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use oce_pci::guest_memory::GuestRegion;
+use oce_pci::guest_memory::{Access, GuestRegion};
 
 use crate::link::Link;
 use crate::log::Log;
@@ -60,6 +60,8 @@ struct Inner {
     link: Option<Arc<Link>>,
     /// The most regions mapped at once since [`GuestDma::take_peak`].
     peak: usize,
+    /// Whether the session was told that a file is copied through rather than mapped.
+    said_unsealed: bool,
 }
 
 /// Why a DMA_MAP was refused (answered with this errno).
@@ -135,6 +137,14 @@ impl GuestDma {
             }
             None => Backing::Messages { writable },
         };
+        let unsealed = matches!(&backing, Backing::Mapped(r) if r.access() == Access::FileIo);
+        if unsealed && !inner.said_unsealed {
+            inner.said_unsealed = true;
+            self.log.line(
+                "the client's memory file is not sealed against shrinking (a memfd with F_SEAL_SHRINK, as QEMU's \
+                 memory-backend-memfd makes by default): DMA copies through the file, more slowly",
+            );
+        }
         inner.regions.insert(map.address, Region { size: map.size, backing });
         inner.peak = inner.peak.max(inner.regions.len());
         Ok(())
@@ -148,6 +158,7 @@ impl GuestDma {
         let before = inner.regions.len();
         if all {
             inner.regions.clear();
+            inner.said_unsealed = false;
         } else {
             let end = address.saturating_add(size);
             inner.regions.retain(|&start, r| !(start >= address && start.saturating_add(r.size) <= end));

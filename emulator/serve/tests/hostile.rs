@@ -111,6 +111,7 @@ fn a_memfd_the_client_shrinks_faults_the_dma_not_the_server() {
     let ram = unsealed_memfd(3 * 4096);
     s.client.map_file(0x40000, 3 * 4096, &ram, 0).unwrap();
     assert_eq!(go_at(&mut s.client, 0x40000, 0x42000, 256), 0);
+    assert!(s.log_has("the client's memory file is not sealed against shrinking"));
     // The client truncates it to one page; the device then reads the third.
     ram.set_len(4096).unwrap();
     assert_eq!(go_at(&mut s.client, 0x42000, 0x40000, 256), 1, "a DMA fault, not a SIGBUS");

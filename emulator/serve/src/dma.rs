@@ -35,8 +35,8 @@ use oce_emulator::device::{DmaFault, DmaSpace};
 /// stacks share: half of it keeps the rest free. It is also below the 65535 that vfio-user
 /// assumes when a server does not say (vfio-user.rst "Version", `max_dma_maps`), and far above
 /// what a guest behind a vIOMMU maps at once (one region per 4 KiB page in use for DMA): be2net
-/// probing, reloading and flashing in `tests/be2net-qemu/run.sh` peaked at 552 (the server
-/// logs each session's peak).
+/// probing, reloading and flashing in `tests/be2net-qemu/run.sh` peaked at 552 and 553 in two
+/// runs (the server logs each session's peak).
 pub const MAX_DMA_MAPS: usize = 32768;
 
 /// How a region is reached.

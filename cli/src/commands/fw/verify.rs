@@ -90,7 +90,7 @@ impl Job for OnDevice {
     fn run<F: PciFunction>(self, session: &mut Session<F>) -> CliResult<Self::Output> {
         let image = UfiImage::parse(self.map.as_slice()).map_err(|e| image_error("the image changed", &e))?;
         let answer = match plan_on(session, &image, self.policy) {
-            Ok((_, plan)) => Ok(plan.version_change),
+            Ok(plan) => Ok(plan.version_change),
             Err(e) if matches!(e.kind, ErrorKind::Refused | ErrorKind::NoDevice) => Err(e.message),
             Err(e) => return Err(e),
         };

@@ -158,6 +158,10 @@ pub enum Command {
         /// Show what the reset would activate, and change nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Reset even when the flash would not boot (neither boot section of its directory
+        /// passes its CRC); the adapter then fails POST.
+        #[arg(long)]
+        force: bool,
     },
     /// Check the chain from the host to the adapter: IOMMU, vfio-pci, IOMMU group, lockdown,
     /// locked memory, drivers, pending changes, RoCE, PFC and NFS over RDMA. Exit 0 when no check

@@ -253,3 +253,44 @@ fn a_signal_after_the_change_completes_and_says_so() {
     json(&dev, &["emulator", "fault", "clear", "--all"]);
     assert_eq!(json(&dev, &["query"])["profile"]["next"]["id"].as_u64(), Some(roce2));
 }
+
+/// A layout-changing update (the full layout over the emulator's small factory one), stopped by
+/// `sig` once `after` chunks were received: the adapter boots the old or the new firmware after a
+/// power cycle, and a rerun completes.
+fn layout_change_stopped(sig: i32, after: u64) {
+    let (dir, dev) = fresh();
+    let image = dir.path().join("full.ufi");
+    let layout = oce_firmware::build::Layout::full();
+    std::fs::write(&image, oce_firmware::build::ImageBuilder::new("11.2.0.9").layout(layout).build().unwrap()).unwrap();
+    // 5 ms a chunk: the 512 chunks of the full layout take about 2.5 s.
+    json(&dev, &["emulator", "fault", "set", "slow-flash=5", &format!("flash-fail-at={CHUNK_COUNTER}")]);
+    let child = spawn(&dev, &["fw", "update", image.to_str().unwrap(), "--yes"]);
+    wait_until("the update to be under way", || chunks_received(&dir.path().join("emu")) >= after);
+    signal(&child, sig);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    match sig {
+        9 => assert_eq!(out.status.code(), None, "killed: {stderr}"),
+        _ => {
+            assert_eq!(out.status.code(), Some(128 + sig), "{stderr}");
+            assert!(stderr.contains("running the update again finishes it"), "{stderr}");
+        }
+    }
+    json(&dev, &["emulator", "fault", "clear", "--all"]);
+    json(&dev, &["emulator", "power-cycle"]);
+    let running = json(&dev, &["query"])["firmware"]["running"].as_str().unwrap().to_owned();
+    assert!(running == "11.1.172.23" || running == "11.2.0.9", "after a stop at {after} chunks it boots {running}");
+    let r = ocetool(&["--device", &dev, "--wait", "5", "fw", "update", image.to_str().unwrap(), "--yes", "--json"]);
+    assert_eq!(r.code, 0, "the rerun completes: {}{}", r.stdout, r.stderr);
+    json(&dev, &["emulator", "power-cycle"]);
+    assert_eq!(json(&dev, &["query"])["firmware"]["running"], "11.2.0.9");
+}
+
+#[test]
+fn sigterm_and_sigkill_during_a_layout_change_leave_an_adapter_that_boots_and_a_rerun_completes() {
+    // In the firmware section (chunks 1-160), the backup (161-320), and after the directory's
+    // commit (chunk 481), in the boot code written last.
+    for (sig, after) in [(15, 20), (9, 300), (15, 490)] {
+        layout_change_stopped(sig, after);
+    }
+}

@@ -6,11 +6,11 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use oce_firmware::ImageError;
 use oce_firmware::flash::{
     self, Action, FlashObserver, FlashPlan, OnFlash, Outcome, Policy, Safety, SectionOutcome, SectionRef, VersionChange,
 };
 use oce_firmware::ufi::{UfiImage, map_file};
+use oce_firmware::{FlashError, ImageError};
 use oce_mailbox::adapter::read_profiles;
 use oce_pci::PciFunction;
 use oce_pci::mmap::ReadOnlyMap;
@@ -218,11 +218,11 @@ impl Job for FwUpdate {
 /// exactly these questions.
 pub fn plan_on<F: PciFunction>(session: &mut Session<F>, image: &UfiImage<'_>, policy: Policy) -> CliResult<FlashPlan> {
     require_physical_function(session, "a firmware update")?;
-    let mbox = &mut session.mbox;
-    let chip = flash::read_chip(mbox).map_err(|e| flash_error("cannot identify the adapter", &e))?;
-    flash::check_chip(chip).map_err(|e| flash_error("", &e))?;
-    let adapter =
-        flash::read_adapter(mbox, image).map_err(|e| flash_error("cannot read the adapter's firmware state", &e))?;
+    let adapter = flash::read_adapter(&mut session.mbox, image).map_err(|e| match e {
+        FlashError::UnsupportedChip { .. } => flash_error("", &e),
+        FlashError::UnknownDevice { .. } => flash_error("cannot identify the adapter", &e),
+        _ => flash_error("cannot read the adapter's firmware state", &e),
+    })?;
     flash::plan(image, &adapter, policy).map_err(|e| flash_error("refusing to flash", &e))
 }
 

@@ -2,6 +2,7 @@
 //! tests against the emulator are in `tests/tests/flash_*.rs`.
 
 mod fake;
+mod order;
 mod plan;
 mod walk;
 

@@ -404,3 +404,26 @@ fn the_plan_resolves_the_crc_diff_read_only_in_op_type_mode_too() {
         assert_eq!(s.action, expected, "{:?}", s.section);
     }
 }
+
+#[test]
+fn a_first_chunk_refused_once_restarts_its_section() {
+    // The firmware still holds chunks an earlier, stopped run staged: the first chunk of the next
+    // section does not continue them and is refused (ILLEGAL_FIELD, staging dropped); the walk
+    // sends the section again from its first chunk, once.
+    let file = ImageBuilder::new("2.0.0.0").build().unwrap();
+    let image = UfiImage::parse(&file).unwrap();
+    let refused = std::cell::Cell::new(false);
+    let mut dev = Fake::erased(FLASH, &image).with_hook(move |c| match c {
+        Cmd::Write { offset: 0x4_0000, .. } if !refused.replace(true) => {
+            Some(status(BaseStatus::IllegalField, AdditionalStatus::None))
+        }
+        _ => None,
+    });
+    let report = flash(&mut dev, &image, Policy::default(), &mut NoProgress).unwrap();
+    assert!(!report.fell_back, "a refusal the retry clears is no fallback");
+    assert_eq!(report.mode, FlashMode::Offset);
+    let firsts = dev.log.iter().filter(|c| matches!(c, Cmd::Write { offset: 0x4_0000, .. })).count();
+    assert_eq!(firsts, 2, "the firmware section's first chunk, sent twice");
+    let payload = &file[image.payload_base()..];
+    assert_eq!(&dev.flash[..payload.len()], payload);
+}

@@ -4,13 +4,14 @@
 //! on the old or the new firmware) and a rerun of the update that completes (docs/reliability.md,
 //! guarantee 2). Where no order keeps a bootable copy, the update is refused without `force`.
 //!
-//! Every index starts from a copy of one prepared state directory. The power cycle runs after
-//! every index; the rerun runs once per distinct flash content left behind (indices inside one
+//! Every index starts from a copy of one prepared state directory (the indices are shared among
+//! one worker thread per CPU). The power cycle runs after every index; the rerun runs once per distinct flash content left behind (indices inside one
 //! section's SAVE chunks all leave the flash as it was before that section: the power cycle and
 //! the rerun are functions of the state directory, so one rerun speaks for all of them).
 
 use std::collections::HashSet;
 use std::path::Path;
+use std::sync::Mutex;
 
 use oce_emulator::{BootOutcome, Emulator, FaultSpec};
 use oce_firmware::build::{Layout, SectionSpec};
@@ -104,7 +105,7 @@ fn check_after_interruption(
     file: &[u8],
     old: &str,
     new: &str,
-    seen: &mut HashSet<Vec<(u64, u64)>>,
+    seen: &Mutex<HashSet<Vec<(u64, u64)>>>,
     at: &str,
 ) {
     let committed = commits(emu);
@@ -113,7 +114,7 @@ fn check_after_interruption(
         booted.as_deref() == Some(old) || booted.as_deref() == Some(new),
         "{at}: POST booted {booted:?}, not {old} or {new}"
     );
-    if !seen.insert(committed) {
+    if !seen.lock().unwrap().insert(committed) {
         return;
     }
     let report = flash_file(&mut host(emu), file, Policy::default(), &mut NoProgress)
@@ -132,15 +133,26 @@ fn power_loss_at_every_write(template: &Emulator, old: &str, file: &[u8], new: &
         write_flashrom_count(&emu)
     };
     assert!(writes > 0);
-    let mut seen = HashSet::new();
-    for at in 1..=writes {
-        let (_dir, emu) = copy_state(&state);
-        emu.set_fault(FaultSpec::PowerLossAt { chunk: at as u32 }).unwrap();
-        let err = flash_file(&mut host(&emu), file, Policy::default(), &mut NoProgress).unwrap_err();
-        assert!(matches!(err, FlashError::WriteFailed { .. }), "write {at}: {err:?}");
-        check_after_interruption(&emu, file, old, new, &mut seen, &format!("a power loss at write {at} of {writes}"));
-    }
-    assert!(seen.len() > 2, "the power losses left several distinct flashes: {}", seen.len());
+    let seen = Mutex::new(HashSet::new());
+    // The indices are independent: as many workers as there are CPUs share them.
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(writes);
+    std::thread::scope(|scope| {
+        for worker in 0..workers {
+            let (state, seen) = (&state, &seen);
+            scope.spawn(move || {
+                for at in (1 + worker..=writes).step_by(workers) {
+                    let (_dir, emu) = copy_state(state);
+                    emu.set_fault(FaultSpec::PowerLossAt { chunk: at as u32 }).unwrap();
+                    let err = flash_file(&mut host(&emu), file, Policy::default(), &mut NoProgress).unwrap_err();
+                    assert!(matches!(err, FlashError::WriteFailed { .. }), "write {at}: {err:?}");
+                    let what = format!("a power loss at write {at} of {writes}");
+                    check_after_interruption(&emu, file, old, new, seen, &what);
+                }
+            });
+        }
+    });
+    let distinct = seen.lock().unwrap().len();
+    assert!(distinct > 2, "the power losses left several distinct flashes: {distinct}");
 }
 
 /// Stops after `chunks` accepted chunks (between sections or between a section's chunks).
@@ -176,7 +188,7 @@ fn stop_at_every_section_boundary(template: &Emulator, old: &str, file: &[u8], n
         stops.extend([chunks, chunks + n / 2]);
         chunks += n;
     }
-    let mut seen = HashSet::new();
+    let seen = Mutex::new(HashSet::new());
     for &at in &stops {
         let (_dir, emu) = copy_state(&state);
         let mut stop = StopAfterChunks { chunks: at, sent: 0 };
@@ -187,7 +199,7 @@ fn stop_at_every_section_boundary(template: &Emulator, old: &str, file: &[u8], n
         if let Some(section) = abandoned {
             assert!(err.to_string().contains(&format!("before committing {section}")), "{err}");
         }
-        check_after_interruption(&emu, file, old, new, &mut seen, &format!("a stop after {at} chunks"));
+        check_after_interruption(&emu, file, old, new, &seen, &format!("a stop after {at} chunks"));
     }
 }
 

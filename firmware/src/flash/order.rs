@@ -167,9 +167,12 @@ impl Model<'_> {
                 .chain(&self.present)
                 .any(|p| BOOT_TYPES.contains(&p.image_type()) && !hit(&p.region));
         }
-        let mut touching = self.written(done).map(|p| (p.region, p.preempts)).chain(torn.map(|t| (t, false)));
+        // The old directory must be intact and still the first cookie on flash.
+        if self.written(done).any(|p| p.preempts) {
+            return false;
+        }
         if let Some(own) = self.old.own_region()
-            && touching.any(|(r, preempts)| preempts || r.overlaps(&own))
+            && self.written(done).map(|p| p.region).chain(torn).any(|r| r.overlaps(&own))
         {
             return false;
         }

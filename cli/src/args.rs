@@ -158,9 +158,13 @@ pub enum Command {
         /// Show what the reset would activate, and change nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Reset even when the flash would not boot (neither boot section of its directory
+        /// passes its CRC); the adapter then fails POST.
+        #[arg(long)]
+        force: bool,
     },
     /// Check the chain from the host to the adapter: IOMMU, vfio-pci, IOMMU group, lockdown,
-    /// locked memory, drivers, pending changes, RoCE, PFC and NFS over RDMA. Exit 0 when no check
+    /// locked memory, drivers, pending changes, boot sections, RoCE, PFC and NFS over RDMA. Exit 0 when no check
     /// fails, 1 when one does (the report is printed either way).
     #[command(after_help = help::DOCTOR)]
     Doctor,
@@ -309,7 +313,8 @@ pub enum FwAction {
         /// Allow an image older than the firmware on flash.
         #[arg(long)]
         allow_downgrade: bool,
-        /// Rewrite every section, even those the adapter already holds.
+        /// Rewrite every section, even those the adapter already holds, and flash even when no
+        /// write order keeps a bootable firmware on flash at every step.
         #[arg(long)]
         force: bool,
     },

@@ -27,9 +27,14 @@ Examples:
   ocetool --device 03:00.0 reset --dry-run        what a reset would activate
   ocetool --device 03:00.0 --unbind --yes reset
 
+Before the reset the flash is checked read-only: when neither boot section (0xA0, 0xB0) of the
+directory on flash passes its CRC, the adapter would fail POST, and the reset is refused; rerun
+the interrupted `fw update` with its image (the firmware still runs), or pass --force.
+
 Exit codes: 0 reset and ready; 1 POST failed again or the adapter left the bus (power-cycle it);
 3 no such or unsupported device; 4 refused (no --yes without a terminal, a driver bound without
---unbind, another function of the card still on a host driver); 5 busy; 130/143 stopped.";
+--unbind, another function of the card still on a host driver, a flash that would not boot
+without --force); 5 busy; 130/143 stopped.";
 
 /// `ocetool fw update --help`.
 pub const FW_UPDATE: &str = "\
@@ -37,16 +42,24 @@ Examples:
   ocetool --device 03:00.0 fw update oc14-11.4.1231.6.ufi --dry-run     which sections, and why
   ocetool --device 03:00.0 --unbind --yes fw update oc14-11.4.1231.6.ufi
 
+The sections are written in an order that keeps a bootable firmware (old or new) on flash after
+every write; an image for which no such order exists (or an adapter whose flash directory cannot
+be read) is refused unless --force. A stop between the chunks of a section abandons it before
+its commit; running the update again finishes it.
+
 Exit codes: 0 flashed, or nothing to write; 1 the flash failed; 2 a missing or unreadable file
 or one that is not a regular file; 3 no such or unsupported device; 4 refused (not flashable,
-not for this adapter, a downgrade without --allow-downgrade, no --yes without a terminal, a
-driver bound without --unbind); 5 busy; 130/143 stopped (a command in flight is finished first).";
+not for this adapter, a downgrade without --allow-downgrade, no write order that keeps a
+bootable copy without --force, no --yes without a terminal, a driver bound without --unbind);
+5 busy; 130/143 stopped (a command in flight is finished first).";
 
 /// `ocetool fw verify --help`.
 pub const FW_VERIFY: &str = "\
 Examples:
   ocetool fw verify oc14-11.4.1231.6.ufi                      a flashable image?
   ocetool --device 03:00.0 fw verify oc14-11.4.1231.6.ufi     and would `fw update` accept it there?
+
+With a device it also reports whether the adapter's flash boots now (flash_bootable).
 
 Exit codes: 0 flashable (and accepted by the device); 4 not, with the reasons; 2 a missing or
 unreadable file or one that is not a regular file; 3 no such or unsupported device; 5 busy.";

@@ -82,7 +82,10 @@ fn run(cli: &Cli) -> CliResult<Box<dyn ErasedReport>> {
             let job = commands::set_profile::SetProfile { target: args.target, dry_run: args.dry_run, yes: g.yes };
             run_job(g, job).map(boxed)
         }
-        Command::Reset { dry_run } => run_job(g, commands::reset::Reset { dry_run: *dry_run, yes: g.yes }).map(boxed),
+        Command::Reset { dry_run, force } => {
+            let reset = commands::reset::Reset { dry_run: *dry_run, yes: g.yes };
+            run_job(g, commands::reset::ResetCommand { reset, force: *force }).map(boxed)
+        }
         Command::Doctor => commands::doctor::run(g).map(boxed),
         Command::Dcb => run_job(g, commands::dcb::Dcb).map(boxed),
         Command::Dump { output } => run_job(g, commands::dump::Dump { output: output.clone() }.check()?).map(boxed),

@@ -13,8 +13,19 @@ use oce_pci::fake_sysfs::FakeTree;
 use serde_json::Value;
 
 /// Every doctor check id, in report order.
-const IDS: [&str; 10] =
-    ["iommu", "vfio_pci", "iommu_group", "lockdown", "memlock", "drivers", "pending", "roce", "pfc", "nfs_rdma"];
+const IDS: [&str; 11] = [
+    "iommu",
+    "vfio_pci",
+    "iommu_group",
+    "lockdown",
+    "memlock",
+    "drivers",
+    "pending",
+    "boot",
+    "roce",
+    "pfc",
+    "nfs_rdma",
+];
 
 fn addr(s: &str) -> PciAddress {
     s.parse().unwrap()

@@ -296,6 +296,9 @@ fn faults() -> Vec<Fault> {
                 if is_flash(op) {
                     let fell_back = s.run.json()["fell_back"] == true;
                     if fell_back { Ok(()) } else { Err("the walk did not fall back to op types".into()) }
+                } else if op.name == "reset" {
+                    // reset reads the flash directory (READ_FLASHROM) to check it boots.
+                    s.did_not_run(WRITE_FLASHROM)
                 } else {
                     s.did_not_run(READ_FLASHROM).and(s.did_not_run(WRITE_FLASHROM))
                 }

@@ -226,3 +226,120 @@ fn build_and_inspect_from_the_cli() {
     let text = ocetool(&["fw", "inspect", out.to_str().unwrap()]).stdout;
     assert!(text.contains("option ROM image at 0x0: x86 (legacy BIOS) 10df:0720 rev"), "{text}");
 }
+
+/// A layout whose firmware section covers both of the factory image's boot sections, with no
+/// backup: no write order keeps a bootable copy when it is flashed over the factory image.
+fn no_backup_over_both() -> oce_firmware::build::Layout {
+    use oce_firmware::build::{Layout, SectionSpec};
+    const KIB: u32 = 1 << 10;
+    Layout {
+        sections: vec![
+            SectionSpec::new(ImageType::FirmwareIscsi, 256 * KIB, 1024 * KIB),
+            SectionSpec::new(ImageType::BootCode, 64 * KIB, 128 * KIB),
+            SectionSpec::new(ImageType::UfiDir, 0, 4 * KIB),
+        ],
+    }
+}
+
+#[test]
+fn a_layout_change_dry_run_shows_the_write_order_and_its_safety() {
+    let s = Setup::new();
+    let full = s.image("full.ufi", ImageBuilder::new(NEW).layout(oce_firmware::build::Layout::full()));
+    let r = s.update(&full, &["--dry-run"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j = r.json();
+    let order: Vec<u64> = j["write_order"].as_array().unwrap().iter().map(|s| s["type"].as_u64().unwrap()).collect();
+    assert_eq!(order, [0xA0, 0xB0, 0x20, 0x10, 0xD2, 0xE2], "the boot code over the old boot sections comes last");
+    assert_eq!(j["safety"]["verdict"], "safe");
+    assert_eq!(j["on_flash"]["directory"]["address"], 0);
+    let boot = j["on_flash"]["directory"]["boot"].as_array().unwrap();
+    assert!(boot.iter().all(|b| b["state"] == "good"), "{boot:?}");
+    // The text form names the order too.
+    let text = ocetool(&["--device", &s.dev, "fw", "update", full.to_str().unwrap(), "--dry-run"]);
+    assert!(text.stdout.contains("Write order: a0, b0, 20, 10, d2, e2"), "{}", text.stdout);
+}
+
+#[test]
+fn an_update_no_order_keeps_bootable_is_refused_with_4_and_force_flashes_it() {
+    let s = Setup::new();
+    let image = s.image("nobackup.ufi", ImageBuilder::new(NEW).layout(no_backup_over_both()));
+    let before = s.flash();
+    let r = ocetool(&["--device", &s.dev, "fw", "update", image.to_str().unwrap(), "--yes"]);
+    assert_eq!(r.code, 4, "refused by a safety check: {}", r.stderr);
+    let lines = r.message_lines();
+    assert_eq!(lines.len(), 1, "one line: {}", r.stderr);
+    assert!(lines[0].contains("no order of the writes keeps a bootable firmware"), "why: {}", lines[0]);
+    assert!(lines[0].contains("fails POST at its next reset"), "the risk: {}", lines[0]);
+    assert!(s.flash() == before, "nothing written");
+    // fw verify --device says the same, as a reason.
+    let v = ocetool(&["--device", &s.dev, "fw", "verify", image.to_str().unwrap(), "--json"]);
+    assert_eq!(v.code, 4);
+    assert!(v.json()["reasons"][0].as_str().unwrap().contains("no order of the writes"), "{}", v.stdout);
+
+    let r = s.update(&image, &["--force"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["safety"]["verdict"], "unsafe");
+    assert_eq!(s.json(&["reset", "--yes"])["firmware"]["running"], NEW);
+}
+
+#[test]
+fn reset_refuses_an_unbootable_flash_until_the_update_is_rerun() {
+    let s = Setup::new();
+    let image = s.image("nobackup.ufi", ImageBuilder::new(NEW).layout(no_backup_over_both()));
+    // --force writes the firmware section (32 chunks) over both old boot sections; the 33rd
+    // chunk fails, so the old directory stays with both its boot sections overwritten.
+    s.json(&["emulator", "fault", "set", "flash-fail-at=33"]);
+    assert_eq!(s.update(&image, &["--force"]).code, 1);
+    s.json(&["emulator", "fault", "clear", "--all"]);
+
+    // doctor, fw verify and reset see it, read-only.
+    let before = s.flash();
+    let d = ocetool(&["--device", &s.dev, "doctor", "--json"]);
+    let boot = d.json()["checks"].as_array().unwrap().iter().find(|c| c["id"] == "boot").cloned().unwrap();
+    assert_eq!(boot["status"], "fail", "{boot}");
+    assert!(boot["hint"].as_str().unwrap().contains("rerun `ocetool fw update FILE`"), "{boot}");
+    let v = s.json(&["fw", "verify", image.to_str().unwrap()]);
+    assert_eq!(v["flash_bootable"], "no");
+    let r = ocetool(&["--device", &s.dev, "reset", "--yes"]);
+    assert_eq!(r.code, 4, "{}", r.stderr);
+    let lines = r.message_lines();
+    assert_eq!(lines.len(), 1, "{}", r.stderr);
+    assert!(lines[0].contains("would not boot") && lines[0].contains("rerun `ocetool fw update FILE`"), "{}", lines[0]);
+    assert!(lines[0].contains("--force"), "{}", lines[0]);
+    assert!(s.flash() == before, "nothing written");
+    assert_eq!(s.json(&["query"])["firmware"]["running"], FACTORY, "the firmware still runs: no reset happened");
+
+    // The rerun needs no --force (there is no bootable copy left to keep) and repairs it.
+    let r = s.update(&image, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["safety"]["verdict"], "nothing_to_keep");
+    assert_eq!(s.json(&["fw", "verify", image.to_str().unwrap()])["flash_bootable"], "yes");
+    let reset = s.json(&["reset", "--yes"]);
+    assert_eq!(reset["firmware"]["running"], NEW);
+    assert_eq!(reset["flash_bootable"], "yes");
+}
+
+#[test]
+fn reset_force_resets_into_an_unbootable_flash_and_post_fails() {
+    let s = Setup::new();
+    let image = s.image("nobackup.ufi", ImageBuilder::new(NEW).layout(no_backup_over_both()));
+    s.json(&["emulator", "fault", "set", "flash-fail-at=33"]);
+    assert_eq!(s.update(&image, &["--force"]).code, 1);
+    s.json(&["emulator", "fault", "clear", "--all"]);
+    let r = ocetool(&["--device", &s.dev, "reset", "--yes", "--force"]);
+    assert_eq!(r.code, 1, "the reset ran and POST failed: {}", r.stderr);
+    assert!(r.stderr.contains("POST"), "{}", r.stderr);
+}
+
+#[test]
+fn doctor_and_verify_pass_the_boot_sections_of_a_good_flash() {
+    let s = Setup::new();
+    let d = s.json(&["doctor"]);
+    let boot = d["checks"].as_array().unwrap().iter().find(|c| c["id"] == "boot").cloned().unwrap();
+    assert_eq!(boot["status"], "pass", "{boot}");
+    assert!(boot["detail"].as_str().unwrap().contains("0xa0 (firmware) passes its CRC"), "{boot}");
+    let image = s.image("new.ufi", ImageBuilder::new(NEW));
+    let v = s.json(&["fw", "verify", image.to_str().unwrap()]);
+    assert_eq!((v["ok"].as_bool(), v["flash_bootable"].as_str()), (Some(true), Some("yes")));
+    assert_eq!(s.json(&["reset", "--dry-run"])["flash_bootable"], "yes");
+}

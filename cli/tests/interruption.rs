@@ -182,6 +182,7 @@ fn interrupted_flash(sig: i32, code: i32) {
     let (dir, dev) = fresh();
     let image = dir.path().join("new.ufi");
     std::fs::write(&image, oce_firmware::build::ImageBuilder::new("11.2.0.9").build().unwrap()).unwrap();
+    let flash_before = std::fs::read(dir.path().join("emu/flash.bin")).unwrap();
     // 20 ms a chunk: the 512 KiB firmware section (the first one written) takes 16 chunks.
     json(&dev, &["emulator", "fault", "set", "slow-flash=20", &format!("flash-fail-at={CHUNK_COUNTER}")]);
     let child = spawn(&dev, &["fw", "update", image.to_str().unwrap(), "--yes"]);
@@ -190,27 +191,32 @@ fn interrupted_flash(sig: i32, code: i32) {
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(code), "{stderr}");
+    assert!(stderr.contains("before committing 0xa0 (firmware)"), "the staged section was abandoned: {stderr}");
+    assert!(stderr.contains("running the update again finishes it"), "{stderr}");
     let last = stderr.trim_end().lines().last().unwrap_or_default().to_owned();
     assert!(last.contains("run the same `ocetool fw update` again"), "says how to resume: {last}");
-    // The section in flight was finished: the adapter boots, and the lock is free at once.
+    // The section being staged was never committed: the flash is as it was.
+    let received = chunks_received(&dir.path().join("emu"));
+    assert!(received < 16, "stopped before the firmware section's FLASH chunk ({received} chunks sent)");
+    assert!(std::fs::read(dir.path().join("emu/flash.bin")).unwrap() == flash_before, "flash.bin unchanged");
+    // The lock is free at once, and a rerun completes.
     json(&dev, &["emulator", "fault", "clear", "--all"]);
     let r = ocetool(&["--device", &dev, "--wait", "0", "fw", "update", image.to_str().unwrap(), "--yes", "--json"]);
     assert_eq!(r.code, 0, "the rerun completes: {}", r.stdout);
     let flashed: Vec<Value> =
         r.json()["sections"].as_array().unwrap().iter().filter(|s| s["action"] == "flashed").cloned().collect();
-    assert!(flashed.iter().all(|s| s["name"] != "firmware"), "the firmware section was already complete: {flashed:?}");
-    assert!(!flashed.is_empty(), "the stop came before the end of the update: the rerun had sections left");
+    assert!(flashed.iter().any(|s| s["name"] == "firmware"), "the abandoned section is written by the rerun");
     json(&dev, &["emulator", "power-cycle"]);
     assert_eq!(json(&dev, &["query"])["firmware"]["running"], "11.2.0.9");
 }
 
 #[test]
-fn sigint_during_fw_update_finishes_the_section_and_exits_130() {
+fn sigint_during_fw_update_abandons_the_staged_section_and_exits_130() {
     interrupted_flash(2, 130);
 }
 
 #[test]
-fn sigterm_during_fw_update_finishes_the_section_and_exits_143() {
+fn sigterm_during_fw_update_abandons_the_staged_section_and_exits_143() {
     interrupted_flash(15, 143);
 }
 
@@ -246,4 +252,45 @@ fn a_signal_after_the_change_completes_and_says_so() {
     assert!(stderr.contains("had finished"), "{stderr}");
     json(&dev, &["emulator", "fault", "clear", "--all"]);
     assert_eq!(json(&dev, &["query"])["profile"]["next"]["id"].as_u64(), Some(roce2));
+}
+
+/// A layout-changing update (the full layout over the emulator's small factory one), stopped by
+/// `sig` once `after` chunks were received: the adapter boots the old or the new firmware after a
+/// power cycle, and a rerun completes.
+fn layout_change_stopped(sig: i32, after: u64) {
+    let (dir, dev) = fresh();
+    let image = dir.path().join("full.ufi");
+    let layout = oce_firmware::build::Layout::full();
+    std::fs::write(&image, oce_firmware::build::ImageBuilder::new("11.2.0.9").layout(layout).build().unwrap()).unwrap();
+    // 5 ms a chunk: the 512 chunks of the full layout take about 2.5 s.
+    json(&dev, &["emulator", "fault", "set", "slow-flash=5", &format!("flash-fail-at={CHUNK_COUNTER}")]);
+    let child = spawn(&dev, &["fw", "update", image.to_str().unwrap(), "--yes"]);
+    wait_until("the update to be under way", || chunks_received(&dir.path().join("emu")) >= after);
+    signal(&child, sig);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    match sig {
+        9 => assert_eq!(out.status.code(), None, "killed: {stderr}"),
+        _ => {
+            assert_eq!(out.status.code(), Some(128 + sig), "{stderr}");
+            assert!(stderr.contains("running the update again finishes it"), "{stderr}");
+        }
+    }
+    json(&dev, &["emulator", "fault", "clear", "--all"]);
+    json(&dev, &["emulator", "power-cycle"]);
+    let running = json(&dev, &["query"])["firmware"]["running"].as_str().unwrap().to_owned();
+    assert!(running == "11.1.172.23" || running == "11.2.0.9", "after a stop at {after} chunks it boots {running}");
+    let r = ocetool(&["--device", &dev, "--wait", "5", "fw", "update", image.to_str().unwrap(), "--yes", "--json"]);
+    assert_eq!(r.code, 0, "the rerun completes: {}{}", r.stdout, r.stderr);
+    json(&dev, &["emulator", "power-cycle"]);
+    assert_eq!(json(&dev, &["query"])["firmware"]["running"], "11.2.0.9");
+}
+
+#[test]
+fn sigterm_and_sigkill_during_a_layout_change_leave_an_adapter_that_boots_and_a_rerun_completes() {
+    // In the firmware section (chunks 1-160), the backup (161-320), and after the directory's
+    // commit (chunk 481), in the boot code written last.
+    for (sig, after) in [(15, 20), (9, 300), (15, 490)] {
+        layout_change_stopped(sig, after);
+    }
 }

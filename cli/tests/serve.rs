@@ -114,7 +114,7 @@ fn mailbox(socket: &Path) -> BootstrapMailbox<ServedFunction> {
 fn flash_new(mbox: &mut BootstrapMailbox<ServedFunction>) -> Result<FlashReport, FlashError> {
     let file = ImageBuilder::new(NEW).build().unwrap();
     let image = UfiImage::parse(&file)?;
-    let plan = flash::plan(&image, &flash::read_adapter(mbox)?, Policy::default())?;
+    let plan = flash::plan(&image, &flash::read_adapter(mbox, &image)?, Policy::default())?;
     flash::flash_ufi(mbox, &image, &plan, &mut NoProgress)
 }
 

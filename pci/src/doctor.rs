@@ -20,8 +20,19 @@ use crate::ids::{Chip, FunctionKind};
 use crate::sysfs::{self, Lockdown, Roots, VFIO_PCI};
 
 /// Every check id, in report order.
-pub const ORDER: [&str; 10] =
-    ["iommu", "vfio_pci", "iommu_group", "lockdown", "memlock", "drivers", "pending", "roce", "pfc", "nfs_rdma"];
+pub const ORDER: [&str; 11] = [
+    "iommu",
+    "vfio_pci",
+    "iommu_group",
+    "lockdown",
+    "memlock",
+    "drivers",
+    "pending",
+    "boot",
+    "roce",
+    "pfc",
+    "nfs_rdma",
+];
 
 /// A check's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]

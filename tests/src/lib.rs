@@ -46,7 +46,7 @@ pub fn flash_file(
 ) -> Result<oce_firmware::flash::FlashReport, oce_firmware::FlashError> {
     use oce_firmware::flash;
     let image = oce_firmware::UfiImage::parse(file)?;
-    let adapter = flash::read_adapter(mbox)?;
+    let adapter = flash::read_adapter(mbox, &image)?;
     let plan = flash::plan(&image, &adapter, policy)?;
     flash::flash_ufi(mbox, &image, &plan, observer)
 }

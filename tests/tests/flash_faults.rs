@@ -138,7 +138,7 @@ fn a_stopped_flash_leaves_the_adapter_bootable_and_a_rerun_completes_it() {
     let file = ImageBuilder::new(NEW).build().unwrap();
     let mut stop = StopAfter { after: 2, written: Cell::new(0) };
     let err = flash_file(&mut mbox, &file, Policy::default(), &mut stop).unwrap_err();
-    let FlashError::Stopped { flashed, remaining } = &err else { panic!("{err:?}") };
+    let FlashError::Stopped { flashed, remaining, abandoned: None } = &err else { panic!("{err:?}") };
     let types: Vec<ImageType> = flashed.iter().map(|s| s.image_type).collect();
     assert_eq!(types, [ImageType::FirmwareIscsi, ImageType::FirmwareBackupIscsi]);
     assert_eq!(*remaining, 4);

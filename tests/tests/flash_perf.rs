@@ -61,7 +61,7 @@ fn full_flash_throughput_against_memcpy() {
         let emu = Emulator::create_seeded(&dir.path().join("emu"), 7).unwrap();
         let mut mbox = open(&emu);
         let t = Instant::now();
-        let adapter = flash::read_adapter(&mut mbox).unwrap();
+        let adapter = flash::read_adapter(&mut mbox, &image).unwrap();
         let plan = flash::plan(&image, &adapter, Policy::default()).unwrap();
         let report = flash::flash_ufi(&mut mbox, &image, &plan, &mut NoProgress).unwrap();
         let elapsed = t.elapsed();
@@ -69,7 +69,7 @@ fn full_flash_throughput_against_memcpy() {
 
         let t = Instant::now();
         let reparsed = UfiImage::parse(&file).unwrap();
-        let adapter = flash::read_adapter(&mut mbox).unwrap();
+        let adapter = flash::read_adapter(&mut mbox, &reparsed).unwrap();
         let plan = flash::plan(&reparsed, &adapter, Policy::default()).unwrap();
         let report = flash::flash_ufi(&mut mbox, &reparsed, &plan, &mut NoProgress).unwrap();
         reflash = reflash.min(t.elapsed());
@@ -82,7 +82,7 @@ fn full_flash_throughput_against_memcpy() {
     let dir = tempfile::tempdir().unwrap();
     let emu = Emulator::create_seeded(&dir.path().join("emu"), 7).unwrap();
     let mut mbox = open(&emu);
-    let adapter = flash::read_adapter(&mut mbox).unwrap();
+    let adapter = flash::read_adapter(&mut mbox, &image).unwrap();
     let forced = flash::plan(&image, &adapter, Policy { allow_downgrade: true, force: true }).unwrap();
     let loops = std::env::var("OCE_FLASH_PERF_LOOPS").ok().and_then(|v| v.parse().ok()).unwrap_or(RUNS);
     let rewrite = (0..loops)

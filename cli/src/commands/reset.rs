@@ -1,12 +1,20 @@
 //! `ocetool reset`: the chip soft reset (pcicfg 0x5C bit 7, spec/protocol.md §2.5, §7.4), the
 //! POST wait, and a report of what now runs. On a real adapter it is refused while another
 //! function of the card stays on a host driver through it (`handoff::refuse_reset_under_drivers`).
+//!
+//! Before the reset, when the firmware answers, the flash is checked read-only
+//! (`oce_firmware::flash::read_flash`): a directory whose boot sections (0xA0, 0xB0) both fail
+//! their CRCs would not boot, and the reset is refused (exit 4) unless `--force`: the firmware
+//! still runs from RAM, so a rerun of the interrupted `fw update` can still repair the flash,
+//! which no command can after a failed POST.
 
+use oce_firmware::flash::{self, Bootable, OnFlash};
+use oce_mailbox::BootstrapMailbox;
 use oce_mailbox::adapter::read_profiles;
 use oce_pci::PciFunction;
 use serde::Serialize;
 
-use crate::error::{CliResult, mailbox_error, reset_error};
+use crate::error::{CliError, CliResult, ErrorKind, mailbox_error, reset_error};
 use crate::output::{Report, confirm};
 use crate::report::{FirmwareVersions, ProfilePair, RunningState};
 use crate::session::{Job, Session, require_physical_function, stop_point};
@@ -39,6 +47,21 @@ pub struct ResetJson {
     pub roce_enabled: bool,
     /// The POST semaphore after the reset.
     pub semaphore: u32,
+    /// The flash as checked before the reset (`directory`, `boot[]` with each boot section's
+    /// `state`), or `null` when the firmware did not answer (a hung adapter is reset unchecked).
+    pub flash: Option<OnFlash>,
+    /// What the check found: `yes` / `no` (then only reset with `--force`) / `unknown`.
+    pub flash_bootable: Bootable,
+}
+
+/// `ocetool reset [--force]`: [`Reset`], with `--force` resetting into a flash that would not
+/// boot.
+#[derive(Debug)]
+pub struct ResetCommand {
+    /// The reset.
+    pub reset: Reset,
+    /// `--force`.
+    pub force: bool,
 }
 
 impl Job for Reset {
@@ -53,10 +76,42 @@ impl Job for Reset {
     }
 
     fn run<F: PciFunction>(self, session: &mut Session<F>) -> CliResult<ResetJson> {
+        self.run_checked(session, false)
+    }
+}
+
+impl Job for ResetCommand {
+    type Output = ResetJson;
+
+    fn needs_ready_adapter(&self) -> bool {
+        self.reset.needs_ready_adapter()
+    }
+
+    fn resets_the_chip(&self) -> bool {
+        self.reset.resets_the_chip()
+    }
+
+    fn run<F: PciFunction>(self, session: &mut Session<F>) -> CliResult<ResetJson> {
+        self.reset.run_checked(session, self.force)
+    }
+}
+
+impl Reset {
+    /// The reset, refused into a flash that would not boot unless `force`.
+    fn run_checked<F: PciFunction>(self, session: &mut Session<F>, force: bool) -> CliResult<ResetJson> {
         require_physical_function(session, "a chip reset")?;
         let mbox = &mut session.mbox;
-        let semaphore = if self.dry_run {
+        let checked = if self.dry_run {
             mbox.initialize().map_err(|e| mailbox_error("cannot initialise the adapter's firmware interface", &e))?;
+            flash::read_flash(mbox).ok()
+        } else {
+            check_flash(mbox)
+        };
+        let flash_bootable = checked.as_ref().map_or(Bootable::Unknown, OnFlash::bootable);
+        if flash_bootable == Bootable::No && !force && !self.dry_run {
+            return Err(refuse_unbootable(checked.as_ref()));
+        }
+        let semaphore = if self.dry_run {
             mbox.read_semaphore().map_err(|e| mailbox_error("cannot read the POST semaphore", &e))?
         } else {
             confirm(
@@ -84,8 +139,39 @@ impl Job for Reset {
             roce_enabled: running.function_mode.is_rdma(),
             firmware: running.firmware,
             semaphore: semaphore.0,
+            flash: checked,
+            flash_bootable,
         })
     }
+}
+
+/// The flash check before a reset, when the firmware can answer now: POST complete without
+/// error (a hung or failed adapter is not waited for; the reset is its remedy), no UE. `None`
+/// when it cannot be made.
+fn check_flash<F: PciFunction>(mbox: &mut BootstrapMailbox<F>) -> Option<OnFlash> {
+    let sem = mbox.read_semaphore().ok()?;
+    if !sem.is_ready() || sem.is_error() || mbox.check_ue().is_err() {
+        return None;
+    }
+    mbox.fw_init().ok()?;
+    mbox.function_reset().ok()?;
+    flash::read_flash(mbox).ok()
+}
+
+/// The refusal of a reset into a flash that would not boot: what fails and the remedies.
+fn refuse_unbootable(flash: Option<&OnFlash>) -> CliError {
+    let at = flash
+        .and_then(|f| f.directory.as_ref())
+        .and_then(|d| d.address)
+        .map_or_else(String::new, |a| format!(" of the flash directory at {a:#x}"));
+    CliError::new(
+        ErrorKind::Refused,
+        format!(
+            "refusing to reset: the adapter's flash would not boot (no boot section{at} passes its CRC), so the \
+             adapter would fail POST and no command could reach it again; its firmware still runs: rerun `ocetool fw \
+             update FILE` with the image that was being flashed, or pass --force to reset anyway"
+        ),
+    )
 }
 
 impl Report for ResetJson {
@@ -105,6 +191,11 @@ impl Report for ResetJson {
             return out;
         }
         out.push_str("The adapter was reset and its firmware is ready.\n");
+        if self.flash_bootable == Bootable::Unknown {
+            out.push_str(
+                "The flash was not checked before the reset (the firmware did not answer, or REPORT did not).\n",
+            );
+        }
         out.push_str(&format!("Running profile  {}\n", self.profile.active.label()));
         out.push_str(&format!("Firmware         {}\n", self.firmware.running));
         out.push_str(&format!(

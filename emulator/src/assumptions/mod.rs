@@ -129,9 +129,22 @@
 //! - **Flash** (`flash`): erased flash reads 0xFF; the factory image is `oce-firmware`'s small
 //!   layout, every section carrying the factory version in `ver_data`; the CRC model is
 //!   `oce_firmware::crc` (design.md §6). "The directory on flash" is the first cookie at a
-//!   multiple of 32 bytes from flash address 0, as the drivers find one in a file.
-//! - **Flash commands** (`handlers::flashrom`, `flash::staging`): READ_FLASHROM REPORT returns
-//!   the 4 stored bytes (nothing is recomputed); it needs `data_buf_size` 4. In op-type mode a
+//!   multiple of 32 bytes from flash address 0, as the drivers find one in a file. POST
+//!   (`flash::Flash::boot_check`) boots when that directory parses and its 0xA0 section, else
+//!   its 0xB0 section, passes the CRC model; nothing else is read: not the boot code (0xE2),
+//!   not the directory's own 0xD2 trailer, not which version the sections carry. Real firmware
+//!   may need more (a boot code it runs first, a directory at a fixed address); ocetool's flash
+//!   planning therefore keeps the directory where it is and refuses to move it
+//!   (`oce_firmware::flash`, "order").
+//! - **Flash commands** (`handlers::flashrom`, `flash::staging`): READ_FLASHROM REPORT needs
+//!   `data_buf_size` 4. In offset mode (op type 7) it returns the 4 bytes stored at `offset`, so
+//!   a host can read the flash 4 bytes at a time. By op type, at the region's trailer position
+//!   (`offset` = size − 4) it returns the CRC the firmware computes over the region's first
+//!   `size − 4` bytes (the firmware knows the region from its directory, so it can check it),
+//!   elsewhere the stored bytes. An intact section answers its trailer both ways, so the
+//!   drivers' "already on flash" comparison (ufi-firmware.md §3.4) is unchanged; a damaged one
+//!   answers a different CRC by op type, which is how `ocetool` checks the boot sections.
+//!   Whether real firmware computes or returns stored bytes is unknown (§8). In op-type mode a
 //!   component's region is the first directory entry in use whose op-type (explicit, or mapped
 //!   from the type for an old image) matches; `offset` counts from the region's start. SAVE
 //!   stages a chunk in RAM (at most 32 KiB; a section at most up to the end of flash, or of its
@@ -144,7 +157,10 @@
 //!   `len − 4` bytes must match its trailer, else FAILED with additional 0x4D (which base status
 //!   real firmware pairs with 0x4D is not public) and flash is untouched; otherwise the section
 //!   is written to flash.bin (the page cache: it outlives any ocetool process; a host OS crash is
-//!   not modelled, [`crate::FlashDurability`]) before the answer. The flash directory (type 0xD2, op type 23) is a section like any other, so
+//!   not modelled, [`crate::FlashDurability`]) before the answer, in one write: a power loss
+//!   (the fault below) comes between chunks, never inside a commit, so a commit is all or
+//!   nothing (real flash being programmed may tear). The flash directory (type 0xD2, op type
+//!   23) is a section like any other, so
 //!   committing one changes the stored version at once; the running one changes at POST. A
 //!   chip reset, a power cycle and a power loss drop the staging (firmware RAM).
 //! - **Flash faults**: every WRITE_FLASHROM the firmware receives counts as a chunk for

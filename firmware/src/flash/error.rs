@@ -111,16 +111,45 @@ pub enum FlashError {
         #[source]
         source: MailboxError,
     },
-    /// The observer asked to stop; the flash stopped between sections.
+    /// No order of the writes keeps a bootable copy on flash at every step, or ocetool cannot
+    /// tell; refused unless `force`.
     #[error(
-        "stopped on request after writing {} ({remaining} entries not visited); every section is wholly old or \
-         wholly new, and running the update again finishes it (sections already on flash are skipped)",
-        list_sections(.flashed)
+        "no order of the writes keeps a bootable firmware on the adapter: {reason}; a stop, kill or power loss \
+         part-way would leave an adapter that fails POST at its next reset"
+    )]
+    UnsafeOrder {
+        /// Why.
+        reason: String,
+    },
+    /// The adapter refuses offset mode, so each section goes where the directory on flash puts
+    /// its op type, and this section's place in the image is another.
+    #[error(
+        "the adapter refuses offset mode, so section {section} would be written where the directory on flash puts \
+         its op type ({}), not at {offset:#x} where the image puts it; this image's layout cannot be flashed here",
+        .on_flash.map_or_else(|| "nowhere".to_owned(), |(o, s)| format!("{s:#x} bytes at {o:#x}"))
+    )]
+    LayoutNeedsOffsetMode {
+        /// The section.
+        section: SectionRef,
+        /// Its place in the image.
+        offset: u32,
+        /// Its op type's region on flash (offset, size), if any.
+        on_flash: Option<(u32, u32)>,
+    },
+    /// The observer asked to stop; the flash stopped between sections, or between the chunks of
+    /// a section before its commit.
+    #[error(
+        "stopped on request after writing {}{} ({remaining} entries not written); every section is wholly old or \
+         wholly new, and running the update again finishes it",
+        list_sections(.flashed),
+        .abandoned.map(|s| format!(" and before committing {s}, which stays as it was on flash")).unwrap_or_default()
     )]
     Stopped {
         /// Sections written before the stop.
         flashed: Vec<SectionRef>,
-        /// Directory entries not yet visited.
+        /// Directory entries not yet written (that the walk would have written).
         remaining: usize,
+        /// The section whose chunks were being staged when the stop came: never committed.
+        abandoned: Option<SectionRef>,
     },
 }

@@ -1,14 +1,18 @@
-//! Flashing firmware over the mailbox: the plan, the Skyhawk UFI walk and the progress observer
-//! (ufi-firmware.md §2.8, §3).
+//! Flashing firmware over the mailbox: what the adapter's flash holds, the plan, the write order
+//! that keeps a bootable copy, the Skyhawk UFI walk and the progress observer (ufi-firmware.md
+//! §2.8, §3).
 //!
-//! A `fw update` goes in steps, so a caller can show the plan and ask before anything changes:
+//! A `fw update` is three calls, so a caller can show the plan and ask before anything changes:
 //!
-//! 1. [`read_adapter`]: chip (PCI IDs), ASIC revision, running and stored versions — read-only;
-//! 2. [`check_chip`]: Skyhawk takes the UFI walk; Lancer, BE3 and BE2 are refused;
-//! 3. [`plan`]: compatibility, version policy ([`Policy`]) and each entry's [`Action`], without
-//!    touching the device; [`check_crcs`] optionally resolves "flash if changed" with read-only
-//!    CRC queries for a dry run;
-//! 4. [`flash_ufi`]: the walk, reporting to a [`FlashObserver`], ending in a [`FlashReport`].
+//! 1. [`read_adapter`]: everything read from the adapter, read-only — chip (PCI IDs), ASIC
+//!    revision, running and stored versions, the flash directory it boots from and its boot
+//!    sections' CRC checks ([`OnFlash`]), and its REPORT of every region the image would write
+//!    (the CRC diff);
+//! 2. [`plan`]: a pure function of the image, that state and the [`Policy`] — compatibility,
+//!    version policy, each entry's [`Action`], and the write order that keeps a bootable copy
+//!    at every step ([`order`](self#the-write-order)), or a refusal;
+//! 3. [`flash_ufi`]: carries the plan out, reporting to a [`FlashObserver`], ending in a
+//!    [`FlashReport`].
 //!
 //! ```no_run
 //! # fn demo<F: oce_pci::PciFunction>(mbox: &mut oce_mailbox::BootstrapMailbox<F>, file: &[u8])
@@ -17,18 +21,28 @@
 //! use oce_firmware::flash::{self, NoProgress, Policy};
 //!
 //! let image = UfiImage::parse(file)?;
-//! let adapter = flash::read_adapter(mbox)?;
+//! let adapter = flash::read_adapter(mbox, &image)?;
 //! let plan = flash::plan(&image, &adapter, Policy::default())?;
 //! let report = flash::flash_ufi(mbox, &image, &plan, &mut NoProgress)?;
 //! assert_eq!(report.reset_required, report.running != report.stored);
 //! # Ok(()) }
 //! ```
 //!
+//! # The write order
+//!
+//! be2net writes the sections in directory order. When the image lays its sections out where
+//! the adapter's current directory keeps its boot sections, that order overwrites both boot
+//! copies before the new directory is written, and a stop in between leaves an adapter that
+//! fails POST. The plan instead orders the writes so that the old or the new firmware boots
+//! after every prefix, or refuses (see `order.rs` for the exact rule).
+//!
 //! The image is borrowed throughout (typically a read-only memory map): each 32 KiB chunk is
 //! copied once into the command buffer and once into DMA memory, nothing else.
 
 mod error;
 mod observer;
+mod onflash;
+mod order;
 mod plan;
 mod report;
 mod skyhawk;
@@ -42,10 +56,13 @@ use oce_mailbox::{BootstrapMailbox, MailboxError};
 use oce_pci::{Chip, ConfigSpace, PciFunction, ids};
 
 use crate::ufi::UfiImage;
+use crate::walk::walk;
 
 pub use error::FlashError;
 pub use observer::{FlashObserver, NoProgress};
-pub use plan::{Action, AdapterState, FlashPlan, PlannedSection, Policy, VersionChange, plan, version_change};
+pub use onflash::{BOOT_TYPES, BootSection, BootState, Bootable, OnFlash, OnFlashDirectory, Region};
+pub use order::Safety;
+pub use plan::{Action, AdapterState, FlashPlan, PlannedSection, Policy, Reports, VersionChange, plan, version_change};
 pub use report::{FlashMode, FlashReport, Outcome, SectionOutcome, SectionRef};
 pub use skyhawk::CHUNK;
 
@@ -90,30 +107,57 @@ pub fn read_chip<F: PciFunction>(mbox: &BootstrapMailbox<F>) -> Result<Chip, Fla
     ids::identify(vendor, device).map(|k| k.chip).ok_or(FlashError::UnknownDevice { vendor, device })
 }
 
-/// Everything [`plan`] needs from the adapter: chip, ASIC revision (QUERY_FIRMWARE_CONFIG) and
-/// versions (GET_FW_VERSION). Read-only.
-pub fn read_adapter<F: PciFunction>(mbox: &mut BootstrapMailbox<F>) -> Result<AdapterState, FlashError> {
+/// Everything [`plan`] needs from the adapter for `image`, read-only: chip, ASIC revision
+/// (QUERY_FIRMWARE_CONFIG), versions (GET_FW_VERSION), the flash directory the adapter boots
+/// from with its boot sections' checks (looked for where the image puts its own), and the
+/// adapter's REPORT of every region the image would write. A chip ocetool does not flash is
+/// refused before any flash query.
+pub fn read_adapter<F: PciFunction>(
+    mbox: &mut BootstrapMailbox<F>,
+    image: &UfiImage<'_>,
+) -> Result<AdapterState, FlashError> {
     let chip = read_chip(mbox)?;
+    check_chip(chip)?;
     let config = mbox
         .execute(&QueryFirmwareConfig)
         .map_err(|source| FlashError::Device { during: "QUERY_FIRMWARE_CONFIG", source })?;
     let versions =
         mbox.execute(&GetFwVersion).map_err(|source| FlashError::Device { during: "GET_FW_VERSION", source })?;
-    Ok(AdapterState { chip, asic_rev: config.asic_rev(), running: versions.running, stored: versions.on_flash })
+    let (flash, mode, reports) = survey(mbox, image)?;
+    Ok(AdapterState {
+        chip,
+        asic_rev: config.asic_rev(),
+        running: versions.running,
+        stored: versions.on_flash,
+        flash,
+        mode,
+        reports,
+        read_for: walk(image).map(plan::identity).collect(),
+    })
 }
 
-/// Dry run: resolves the plan's "flash if changed" entries with read-only CRC queries (falling
-/// back to op-type mode as the walk would), so the plan shows exactly what a flash would write.
-pub fn check_crcs<F: PciFunction>(
-    mbox: &mut BootstrapMailbox<F>,
+/// The flash half of [`read_adapter`], over any [`target::FlashTarget`].
+pub(crate) fn survey<T: target::FlashTarget + ?Sized>(
+    dev: &mut T,
     image: &UfiImage<'_>,
-    plan: &mut FlashPlan,
-) -> Result<FlashMode, FlashError> {
-    skyhawk::check_crcs(mbox, image, plan)
+) -> Result<(OnFlash, FlashMode, plan::Reports), FlashError> {
+    let at = image.directory_offset().checked_sub(image.payload_base()).and_then(|a| u32::try_from(a).ok());
+    let flash = onflash::read_on_flash(dev, at.unwrap_or(0))
+        .map_err(|source| FlashError::Device { during: "reading the flash directory", source })?;
+    let (mode, reports) = skyhawk::survey(dev, image, &flash)?;
+    Ok((flash, mode, reports))
 }
 
-/// Flashes `image` following `plan` (which must have been made from this image) with the Skyhawk
-/// walk, then reads the versions. See [`FlashObserver`] for progress and stopping.
+/// The flash as the adapter holds it, without an image: the directory at flash address 0 (where
+/// ocetool's images and the emulator put it; real firmware's place is unknown, ufi-firmware.md
+/// §8) and its boot sections' checks. Read-only; what `fw verify`, `doctor` and `reset` check.
+pub fn read_flash<F: PciFunction>(mbox: &mut BootstrapMailbox<F>) -> Result<OnFlash, FlashError> {
+    onflash::read_on_flash(mbox, 0)
+        .map_err(|source| FlashError::Device { during: "reading the flash directory", source })
+}
+
+/// Carries out `plan` (which must have been made from `image`): the sections it writes, in its
+/// write order, then reads the versions. See [`FlashObserver`] for progress and stopping.
 pub fn flash_ufi<F: PciFunction, O: FlashObserver + ?Sized>(
     mbox: &mut BootstrapMailbox<F>,
     image: &UfiImage<'_>,

@@ -9,14 +9,16 @@ use super::report::{SectionOutcome, SectionRef};
 
 /// Receives progress from [`super::flash_ufi`].
 ///
-/// **Stopping.** [`FlashObserver::should_stop`] is asked before each directory entry, never
-/// between the chunks of one section. A section is the unit the firmware commits: its chunks are
-/// staged with SAVE and programmed by the final FLASH, which also checks the section's CRC
-/// (ufi-firmware.md §3.3, §3.4). Abandoning a section part-way would leave staged data in the
-/// firmware whose handling nobody public documents (§8: behaviour on interrupted sequences), and
-/// gains little: the largest section is a few MiB. So the section in flight is finished, the walk
-/// stops with [`crate::FlashError::Stopped`], and every section on flash is either wholly old
-/// or wholly new. Running the update again resumes: the CRC query skips what is already there.
+/// **Stopping.** [`FlashObserver::should_stop`] is asked before each section the plan writes and
+/// before each 32 KiB chunk after a section's first. A section is the unit the firmware commits:
+/// its chunks are staged with SAVE (in the adapter's RAM) and programmed by the final FLASH, which
+/// also checks the section's CRC (ufi-firmware.md §3.3, §3.4). A stop asked for while a section
+/// is being staged abandons it before its FLASH: nothing of it reaches the flash, which stays
+/// wholly old there, and the walk ends with [`crate::FlashError::Stopped`] naming it as
+/// `abandoned`. A commit already sent is waited for (the mailbox waits for every command it
+/// sent). Running the update again finishes it: the plan's CRC diff skips what is already there,
+/// and a first chunk refused because the firmware still holds the abandoned chunks (a chunk that
+/// does not continue them) restarts its section once.
 pub trait FlashObserver {
     /// The flash is about to start with this plan.
     fn plan_ready(&mut self, _plan: &FlashPlan) {}
@@ -34,7 +36,8 @@ pub trait FlashObserver {
     /// op-type mode (ufi-firmware.md §2.8 steps 5 and 7).
     fn fallback_to_op_types(&mut self, _section: SectionRef, _status: CompletionStatus) {}
 
-    /// Asked between sections: `true` stops the flash after the section in flight.
+    /// Asked before each section and each chunk after a section's first: `true` stops the flash
+    /// there (abandoning the section being staged, if any).
     fn should_stop(&self) -> bool {
         false
     }

@@ -1,13 +1,15 @@
-//! The Skyhawk walk (`be_flash_skyhawk`, ufi-firmware.md §2.8 and §3): offset mode first, a CRC
-//! query per section, 32 KiB chunks (SAVE … FLASH), the fallback to op-type mode, and every
-//! firmware refusal turned into a typed error or a recorded skip.
+//! The Skyhawk walk (`be_flash_skyhawk`, ufi-firmware.md §2.8 and §3), split in two: the
+//! read-only survey (the adapter's REPORT of each section's region, in offset mode unless the
+//! firmware refuses it) that the plan is made from, and the writes the plan orders, 32 KiB chunks
+//! (SAVE … FLASH), with every firmware refusal turned into a typed error or a recorded skip.
 
 use oce_mailbox::commands::{FlashOpType, FlashromOp, WriteFlashrom};
 use oce_mailbox::{AdditionalStatus, BaseStatus, CompletionStatus, MailboxError};
 
 use super::error::FlashError;
 use super::observer::FlashObserver;
-use super::plan::{Action, FlashPlan, REASON_DIFFERS, REASON_FORCE, REASON_NO_OPTYPE, REASON_OLD_IMAGE, REASON_SAME};
+use super::onflash::{OnFlash, is_refusal};
+use super::plan::{Action, FlashPlan, REASON_NO_OPTYPE, REASON_OLD_IMAGE, Reports};
 use super::report::{FlashMode, FlashReport, Outcome, SectionOutcome, SectionRef};
 use super::target::FlashTarget;
 use crate::dir::OpType;
@@ -26,24 +28,12 @@ const REASON_PHY_REFUSED: &str =
 /// not take the request as addressed", which the walk answers with the fallback or the "flash
 /// incomplete" case (ufi-firmware.md §2.8 steps 5 and 7).
 fn refusal(err: &MailboxError) -> Option<CompletionStatus> {
-    err.status().filter(|s| matches!(s.base, BaseStatus::IllegalRequest | BaseStatus::IllegalField))
+    err.status().filter(|_| is_refusal(err))
 }
 
 /// The op-type sent: 7 in offset mode, the entry's own otherwise (§2.8 step 3).
 fn op_type_for(optype: OpType, offset_mode: bool) -> FlashOpType {
     if offset_mode { FlashOpType::OffsetSpecified } else { FlashOpType::from_raw(optype.raw()) }
-}
-
-/// READ_FLASHROM REPORT for `step`, compared with its trailer byte for byte (ufi-firmware.md
-/// §3.4): `true` when the adapter already holds the section.
-fn crc_matches<T: FlashTarget + ?Sized>(
-    dev: &mut T,
-    step: &WalkStep<'_>,
-    optype: OpType,
-    offset_mode: bool,
-) -> Result<bool, MailboxError> {
-    let crc = dev.read_crc(op_type_for(optype, offset_mode), step.crc_query_offset(offset_mode))?;
-    Ok(crc == step.trailer())
 }
 
 fn section_ref(step: &WalkStep<'_>) -> SectionRef {
@@ -54,12 +44,44 @@ fn outcome(step: &WalkStep<'_>, action: Outcome, reason: &str) -> SectionOutcome
     SectionOutcome { section: section_ref(step), action, bytes: step.size(), reason: reason.to_owned() }
 }
 
-/// What one entry came to.
-enum Step {
-    /// Resolved.
-    Done(SectionOutcome),
-    /// The firmware refused offset mode: switch and walk again.
-    FallBack(SectionRef, CompletionStatus),
+/// The CRC diff (§2.8 step 5, every entry the walk asks about): the adapter's REPORT of each
+/// section's region, and the mode the answers came in. A refusal in offset mode switches to
+/// op-type mode and asks again from the first entry, as be2net restarts its walk; a refusal in
+/// op-type mode is be2net's "flash incomplete".
+pub(crate) fn survey<T: FlashTarget + ?Sized>(
+    dev: &mut T,
+    image: &UfiImage<'_>,
+    flash: &OnFlash,
+) -> Result<(FlashMode, Reports), FlashError> {
+    let mut offset_mode = flash.mode == FlashMode::Offset;
+    'pass: loop {
+        let mut reports = Vec::new();
+        for step in walk(image) {
+            let (Some(optype), true) = (step.optype, step.queries_crc()) else {
+                reports.push(None);
+                continue;
+            };
+            match dev.read_crc(op_type_for(optype, offset_mode), step.crc_query_offset(offset_mode)) {
+                Ok(crc) => reports.push(Some(crc)),
+                Err(e) => match refusal(&e) {
+                    Some(_) if offset_mode => {
+                        offset_mode = false;
+                        continue 'pass;
+                    }
+                    Some(status) => {
+                        return Err(FlashError::FlashIncomplete {
+                            section: section_ref(&step),
+                            status,
+                            flashed: Vec::new(),
+                        });
+                    }
+                    None => return Err(FlashError::CrcQueryFailed { section: section_ref(&step), source: e }),
+                },
+            }
+        }
+        let mode = if offset_mode { FlashMode::Offset } else { FlashMode::OpType };
+        return Ok((mode, reports));
+    }
 }
 
 /// How a section's chunk loop ended without an error.
@@ -68,17 +90,28 @@ enum WriteEnd {
     Committed,
     /// Op-type 99 answered ILLEGAL_REQUEST (ufi-firmware.md §3.3).
     PhyRefused,
+    /// A stop was asked for between chunks: the section was staged in part, never committed.
+    Abandoned,
+}
+
+/// Why a section's chunk loop failed, and whether at its first chunk.
+struct WriteError {
+    err: MailboxError,
+    first_chunk: bool,
 }
 
 struct Walk<'r, T: ?Sized, O: ?Sized> {
     dev: &'r mut T,
     obs: &'r mut O,
-    force: bool,
     offset_mode: bool,
+    /// Every section to write sits where the directory on flash puts its op type, so op-type
+    /// mode writes the same places (the condition for falling back mid-walk).
+    same_layout: bool,
     flashed: Vec<SectionRef>,
 }
 
-/// Runs the walk for `plan` (made from `image`) and reads the versions afterwards.
+/// Carries out `plan` (made from `image`): the sections it writes, in its order, then reads the
+/// versions.
 pub(crate) fn run<T: FlashTarget + ?Sized, O: FlashObserver + ?Sized>(
     dev: &mut T,
     image: &UfiImage<'_>,
@@ -90,35 +123,50 @@ pub(crate) fn run<T: FlashTarget + ?Sized, O: FlashObserver + ?Sized>(
     }
     obs.plan_ready(plan);
     let steps: Vec<WalkStep<'_>> = walk(image).collect();
-    let mut outcomes: Vec<Option<SectionOutcome>> = vec![None; steps.len()];
-    let mut w = Walk { dev, obs, force: plan.policy.force, offset_mode: true, flashed: Vec::new() };
+    let mut outcomes: Vec<Option<SectionOutcome>> = plan
+        .sections
+        .iter()
+        .zip(&steps)
+        .map(|(p, step)| match p.action {
+            Action::Flash => None,
+            Action::SkipSame => Some(outcome(step, Outcome::SkippedSame, p.reason)),
+            Action::SkipUnsupported => Some(outcome(step, Outcome::SkippedUnsupported, p.reason)),
+        })
+        .collect();
+    for o in outcomes.iter().flatten() {
+        obs.section_done(o);
+    }
+    let mut w = Walk {
+        dev,
+        obs,
+        offset_mode: plan.mode == FlashMode::Offset,
+        same_layout: same_layout(plan),
+        flashed: Vec::new(),
+    };
     let mut fell_back = false;
-    // be2net restarts at entry 0 after the fallback (§2.8 steps 5, 7). Every entry before the one
-    // that failed is already resolved in this run — written, found equal, or unsupported — and is
-    // not sent again; the fallback happens at most once because op-type mode never falls back.
-    'pass: loop {
-        for (pos, step) in steps.iter().enumerate() {
-            if outcomes[pos].is_some() {
-                continue;
-            }
-            if w.obs.should_stop() {
-                let remaining = outcomes.iter().filter(|o| o.is_none()).count();
-                return Err(FlashError::Stopped { flashed: w.flashed, remaining });
-            }
-            match w.entry(step)? {
-                Step::Done(o) => {
-                    w.obs.section_done(&o);
-                    outcomes[pos] = Some(o);
+    for &pos in &plan.order {
+        let remaining = outcomes.iter().filter(|o| o.is_none()).count();
+        if w.obs.should_stop() {
+            return Err(FlashError::Stopped { flashed: w.flashed, remaining, abandoned: None });
+        }
+        let step = &steps[pos];
+        let reason = plan.sections[pos].reason;
+        let done = loop {
+            match w.entry(step, reason)? {
+                Step::Done(o) => break o,
+                Step::Abandoned => {
+                    let abandoned = Some(section_ref(step));
+                    return Err(FlashError::Stopped { flashed: w.flashed, remaining, abandoned });
                 }
                 Step::FallBack(section, status) => {
                     w.offset_mode = false;
                     fell_back = true;
                     w.obs.fallback_to_op_types(section, status);
-                    continue 'pass;
                 }
             }
-        }
-        break;
+        };
+        w.obs.section_done(&done);
+        outcomes[pos] = Some(done);
     }
     let sections: Vec<SectionOutcome> = outcomes.into_iter().flatten().collect();
     let versions =
@@ -136,50 +184,71 @@ pub(crate) fn run<T: FlashTarget + ?Sized, O: FlashObserver + ?Sized>(
     })
 }
 
+/// True when every section the plan writes has, in the directory on flash, its op type's
+/// region at exactly its place.
+fn same_layout(plan: &FlashPlan) -> bool {
+    let Some(dir) = &plan.adapter.flash.directory else { return false };
+    plan.candidates().all(|s| {
+        dir.directory.entries_in_use().map(|(_, e)| e).any(|e| {
+            s.optype.is_some()
+                && e.effective_optype().map(|o| o.raw()) == s.optype
+                && (e.offset, e.pad_size) == (s.offset, s.bytes)
+        })
+    })
+}
+
+/// What one entry came to.
+enum Step {
+    /// Resolved.
+    Done(SectionOutcome),
+    /// Stopped between its chunks.
+    Abandoned,
+    /// The firmware refused offset mode: write it again in op-type mode.
+    FallBack(SectionRef, CompletionStatus),
+}
+
 impl<T: FlashTarget + ?Sized, O: FlashObserver + ?Sized> Walk<'_, T, O> {
-    /// §2.8 steps 1–7 for one entry.
-    fn entry(&mut self, step: &WalkStep<'_>) -> Result<Step, FlashError> {
+    /// Writes one planned entry (§2.8 step 7), restarting it once when its first chunk is
+    /// refused: a section abandoned by an earlier stopped run may still be staged in the
+    /// firmware, a first chunk that does not continue it is refused, and the refusal drops it.
+    fn entry(&mut self, step: &WalkStep<'_>, reason: &str) -> Result<Step, FlashError> {
         let section = section_ref(step);
         let Some(optype) = step.optype else {
             return Ok(Step::Done(outcome(step, Outcome::SkippedUnsupported, REASON_NO_OPTYPE)));
         };
-        let mut reason = REASON_OLD_IMAGE;
-        if !step.old_image {
-            match crc_matches(self.dev, step, optype, self.offset_mode) {
-                Ok(true) if !self.force => return Ok(Step::Done(outcome(step, Outcome::SkippedSame, REASON_SAME))),
-                Ok(true) => reason = REASON_FORCE,
-                Ok(false) => reason = REASON_DIFFERS,
-                Err(e) => match refusal(&e) {
-                    Some(status) if self.offset_mode => return Ok(Step::FallBack(section, status)),
-                    Some(status) => {
-                        return Err(FlashError::FlashIncomplete { section, status, flashed: self.flashed.clone() });
-                    }
-                    None => return Err(FlashError::CrcQueryFailed { section, source: e }),
-                },
-            }
-        }
-        let op_type = op_type_for(optype, self.offset_mode);
+        let reason = if step.old_image { REASON_OLD_IMAGE } else { reason };
         self.obs.section_started(section, step.size());
-        match self.write(step, op_type) {
+        let mut result = self.write(step, op_type_for(optype, self.offset_mode));
+        if let Err(WriteError { err, first_chunk: true }) = &result
+            && refusal(err).is_some()
+        {
+            result = self.write(step, op_type_for(optype, self.offset_mode));
+        }
+        match result {
             Ok(WriteEnd::Committed) => {
                 self.flashed.push(section);
                 Ok(Step::Done(outcome(step, Outcome::Flashed, reason)))
             }
             Ok(WriteEnd::PhyRefused) => Ok(Step::Done(outcome(step, Outcome::SkippedUnsupported, REASON_PHY_REFUSED))),
-            Err(e) => self.write_failure(step, optype, e),
+            Ok(WriteEnd::Abandoned) => Ok(Step::Abandoned),
+            Err(e) => self.write_failure(step, optype, e.err),
         }
     }
 
     /// The chunk loop (`be_flash`, ufi-firmware.md §3.3): SAVE for every chunk but the last,
     /// FLASH for the last; in offset mode each chunk carries its absolute flash offset. In
     /// op-type mode the offset field is 0 (be2net leaves stale bytes there; firmware ignores it).
-    fn write(&mut self, step: &WalkStep<'_>, op_type: FlashOpType) -> Result<WriteEnd, MailboxError> {
+    /// A stop asked for before a chunk abandons the section: nothing of it is committed.
+    fn write(&mut self, step: &WalkStep<'_>, op_type: FlashOpType) -> Result<WriteEnd, WriteError> {
         let section = section_ref(step);
         let data = step.section.data;
         let total = data.len();
         let phy = op_type == FlashOpType::PhyFw;
         let mut sent = 0usize;
         for chunk in data.chunks(CHUNK) {
+            if sent > 0 && self.obs.should_stop() {
+                return Ok(WriteEnd::Abandoned);
+            }
             let last = sent + chunk.len() == total;
             let op = match (phy, last) {
                 (false, false) => FlashromOp::Save,
@@ -194,7 +263,7 @@ impl<T: FlashTarget + ?Sized, O: FlashObserver + ?Sized> Walk<'_, T, O> {
                 Err(e) if phy && e.status().is_some_and(|s| s.base == BaseStatus::IllegalRequest) => {
                     return Ok(WriteEnd::PhyRefused);
                 }
-                Err(e) => return Err(e),
+                Err(err) => return Err(WriteError { err, first_chunk: sent == 0 }),
             }
             sent += chunk.len();
             self.obs.bytes_sent(section, sent as u32, total as u32);
@@ -202,13 +271,14 @@ impl<T: FlashTarget + ?Sized, O: FlashObserver + ?Sized> Walk<'_, T, O> {
         Ok(WriteEnd::Committed)
     }
 
-    /// §2.8 step 7: what a failed write means.
+    /// §2.8 step 7: what a failed write means. Falling back to op-type mode is taken only when
+    /// op-type mode writes the same places (the layout on flash is the image's).
     fn write_failure(&self, step: &WalkStep<'_>, optype: OpType, err: MailboxError) -> Result<Step, FlashError> {
         let section = section_ref(step);
         let Some(status) = err.status() else {
             return Err(FlashError::WriteFailed { section, source: err });
         };
-        if status.base == BaseStatus::IllegalField && self.offset_mode {
+        if status.base == BaseStatus::IllegalField && self.offset_mode && self.same_layout {
             return Ok(Step::FallBack(section, status));
         }
         let ufi_dir_failed = optype == OpType::UfiDir && status.base == BaseStatus::Failed;
@@ -222,30 +292,4 @@ impl<T: FlashTarget + ?Sized, O: FlashObserver + ?Sized> Walk<'_, T, O> {
             _ => FlashError::WriteRejected { section, status },
         })
     }
-}
-
-/// Dry run: resolves every [`Action::FlashIfChanged`] entry of `plan` into `Flash` or `SkipSame`
-/// with the REPORT query alone (read-only), falling back to op-type mode as the walk would.
-/// Returns the mode the queries ended in.
-pub(crate) fn check_crcs<T: FlashTarget + ?Sized>(
-    dev: &mut T,
-    image: &UfiImage<'_>,
-    plan: &mut FlashPlan,
-) -> Result<FlashMode, FlashError> {
-    if !plan.matches(image) {
-        return Err(FlashError::PlanMismatch);
-    }
-    let mut offset_mode = true;
-    for (planned, step) in plan.sections.iter_mut().zip(walk(image)) {
-        let (Action::FlashIfChanged, Some(optype)) = (planned.action, step.optype) else { continue };
-        let mut answer = crc_matches(dev, &step, optype, offset_mode);
-        if offset_mode && answer.as_ref().err().and_then(refusal).is_some() {
-            offset_mode = false;
-            answer = crc_matches(dev, &step, optype, offset_mode);
-        }
-        let same = answer.map_err(|source| FlashError::CrcQueryFailed { section: section_ref(&step), source })?;
-        (planned.action, planned.reason) =
-            if same { (Action::SkipSame, REASON_SAME) } else { (Action::Flash, REASON_DIFFERS) };
-    }
-    Ok(if offset_mode { FlashMode::Offset } else { FlashMode::OpType })
 }

@@ -6,11 +6,11 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use oce_firmware::ImageError;
 use oce_firmware::flash::{
-    self, Action, AdapterState, FlashObserver, FlashPlan, Outcome, Policy, SectionOutcome, SectionRef, VersionChange,
+    self, Action, FlashObserver, FlashPlan, OnFlash, Outcome, Policy, Safety, SectionOutcome, SectionRef, VersionChange,
 };
 use oce_firmware::ufi::{UfiImage, map_file};
+use oce_firmware::{FlashError, ImageError};
 use oce_mailbox::adapter::read_profiles;
 use oce_pci::PciFunction;
 use oce_pci::mmap::ReadOnlyMap;
@@ -87,6 +87,14 @@ pub struct UpdateJson {
     /// offset / op_type (the walk falls back to op types when offset mode is refused).
     mode: flash::FlashMode,
     fell_back: bool,
+    /// The sections written (with `--dry-run`: to write), in the order the walk writes them.
+    write_order: Vec<SectionRef>,
+    /// Whether that order keeps a bootable copy at every step: `verdict` safe /
+    /// nothing_to_keep / unsafe (then `reason`; only flashed with `--force`).
+    safety: Safety,
+    /// The flash as read before the update: `mode`, `directory` (`address`, `version`,
+    /// `sections[]`, `boot[]` with each boot section's `state`), or why it was `unreadable`.
+    on_flash: OnFlash,
 }
 
 /// One section of the result.
@@ -110,7 +118,7 @@ impl SectionJson {
     /// a flash would have.
     fn planned(p: &flash::PlannedSection) -> Self {
         let outcome = match p.action {
-            Action::Flash | Action::FlashIfChanged => Outcome::Flashed,
+            Action::Flash => Outcome::Flashed,
             Action::SkipSame => Outcome::SkippedSame,
             Action::SkipUnsupported => Outcome::SkippedUnsupported,
         };
@@ -132,14 +140,14 @@ impl Job for FwUpdate {
 
     fn run<F: PciFunction>(self, session: &mut Session<F>) -> CliResult<UpdateJson> {
         let image = UfiImage::parse(self.map.as_slice()).map_err(|e| self.not_flashable(&e))?;
-        let (adapter, mut plan) = plan_on(session, &image, self.policy)?;
+        // Read the adapter (read-only), then plan: one value the flash carries out as it is.
+        let plan = plan_on(session, &image, self.policy)?;
         let device = session.device.describe();
         let mbox = &mut session.mbox;
-        // Read-only CRC queries: exactly which sections differ, before asking anything.
-        let mode = flash::check_crcs(mbox, &image, &mut plan)
-            .map_err(|e| flash_error("cannot compare the image with the flash", &e))?;
         let to_write: Vec<&flash::PlannedSection> = plan.candidates().collect();
-        let bytes: u64 = to_write.iter().map(|s| u64::from(s.bytes)).sum();
+        let bytes = plan.max_bytes();
+        let adapter = &plan.adapter;
+        let write_order: Vec<SectionRef> = to_write.iter().map(|s| s.section).collect();
 
         if self.dry_run || to_write.is_empty() {
             let profiles = read_profiles(mbox).ok().map(|p| ProfilePair::of(&p));
@@ -154,20 +162,27 @@ impl Job for FwUpdate {
                 profile: profiles,
                 sections: plan.sections.iter().map(SectionJson::planned).collect(),
                 bytes_written: 0,
-                mode,
-                fell_back: mode == flash::FlashMode::OpType,
+                mode: plan.mode,
+                fell_back: plan.mode == flash::FlashMode::OpType,
+                write_order,
+                safety: plan.safety.clone(),
+                on_flash: adapter.flash.clone(),
             });
         }
 
         confirm(
             self.yes,
             &format!(
-                "flash firmware {} onto {device} ({} section{}, {:.1} MiB; it runs {} now)",
+                "flash firmware {} onto {device} ({} section{}, {:.1} MiB; it runs {} now){}",
                 plan.image_version,
                 to_write.len(),
                 if to_write.len() == 1 { "" } else { "s" },
                 bytes as f64 / f64::from(1u32 << 20),
-                adapter.running
+                adapter.running,
+                match &plan.safety {
+                    Safety::Unsafe { .. } => " WITHOUT a bootable copy at every step (--force)",
+                    _ => "",
+                }
             ),
         )?;
         stop_point("flash the image")?;
@@ -188,26 +203,27 @@ impl Job for FwUpdate {
             sections: report.sections.iter().map(SectionJson::outcome).collect(),
             bytes_written: report.bytes_written,
             mode: report.mode,
-            fell_back: report.fell_back,
+            fell_back: report.fell_back || plan.mode == flash::FlashMode::OpType,
+            write_order,
+            safety: plan.safety.clone(),
+            on_flash: plan.adapter.flash.clone(),
         })
     }
 }
 
-/// The checks `fw update` makes before it reads a CRC or writes a byte: a physical function, of a
-/// chip ocetool flashes, and an image compatible with it and allowed by the version policy. The
-/// plan says what a flash would do; `fw verify --device` asks exactly these questions.
-pub fn plan_on<F: PciFunction>(
-    session: &mut Session<F>,
-    image: &UfiImage<'_>,
-    policy: Policy,
-) -> CliResult<(AdapterState, FlashPlan)> {
+/// The checks `fw update` makes before it writes a byte: a physical function, of a chip ocetool
+/// flashes; then the adapter read once, read-only ([`flash::read_adapter`]: versions, the flash
+/// directory and its boot sections, the CRC diff), and the plan made from it ([`flash::plan`]:
+/// compatibility, version policy, the write order and its safety). `fw verify --device` asks
+/// exactly these questions.
+pub fn plan_on<F: PciFunction>(session: &mut Session<F>, image: &UfiImage<'_>, policy: Policy) -> CliResult<FlashPlan> {
     require_physical_function(session, "a firmware update")?;
-    let mbox = &mut session.mbox;
-    let chip = flash::read_chip(mbox).map_err(|e| flash_error("cannot identify the adapter", &e))?;
-    flash::check_chip(chip).map_err(|e| flash_error("", &e))?;
-    let adapter = flash::read_adapter(mbox).map_err(|e| flash_error("cannot read the adapter's firmware state", &e))?;
-    let plan = flash::plan(image, &adapter, policy).map_err(|e| flash_error("refusing to flash", &e))?;
-    Ok((adapter, plan))
+    let adapter = flash::read_adapter(&mut session.mbox, image).map_err(|e| match e {
+        FlashError::UnsupportedChip { .. } => flash_error("", &e),
+        FlashError::UnknownDevice { .. } => flash_error("cannot identify the adapter", &e),
+        _ => flash_error("cannot read the adapter's firmware state", &e),
+    })?;
+    flash::plan(image, &adapter, policy).map_err(|e| flash_error("refusing to flash", &e))
 }
 
 /// Progress on stderr: a bar on a terminal, a line per section otherwise, nothing with `--json`.
@@ -302,6 +318,17 @@ impl Report for UpdateJson {
                 s.section.image_type.name(),
                 s.bytes
             ));
+        }
+        if !self.write_order.is_empty() {
+            let names: Vec<String> = self.write_order.iter().map(|s| format!("{:02x}", s.image_type.raw())).collect();
+            out.push_str(&format!("Write order: {}\n", names.join(", ")));
+        }
+        match &self.safety {
+            Safety::Safe => {}
+            Safety::NothingToKeep => {
+                out.push_str("The flash did not boot before the update (its boot sections fail their CRCs).\n");
+            }
+            Safety::Unsafe { reason } => out.push_str(&format!("Not interruption-safe (--force): {reason}\n")),
         }
         out.push_str(&format!("Firmware: running {}, stored {}\n", self.firmware.running, self.firmware.stored));
         if self.reset_required && !self.dry_run {

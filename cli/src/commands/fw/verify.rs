@@ -1,13 +1,17 @@
 //! `ocetool fw verify FILE [--device D]`: the question a script asks before it flashes — is this
 //! image flashable (and, with a device, would `fw update` accept it there)? Exit 0 for yes, 4 for
 //! no, with the reasons. The answers come from the checks that already exist: `fw inspect`'s
-//! problems for the image, and `fw update`'s own checks ([`plan_on`]) for the adapter.
+//! problems for the image, and `fw update`'s own checks ([`plan_on`]: compatibility, version
+//! policy, a write order that keeps a bootable copy) for the adapter. With a device it also
+//! reports whether the flash as it is boots (`flash_bootable`, the boot sections' CRC checks):
+//! a flash that would not boot does not make the image unflashable — flashing it is the
+//! remedy — so it is a warning, not a reason.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use oce_firmware::Severity;
-use oce_firmware::flash::{Policy, VersionChange};
+use oce_firmware::flash::{self, Bootable, OnFlash, Policy, VersionChange};
 use oce_firmware::inspect::inspect_file;
 use oce_firmware::ufi::{UfiImage, map_file};
 use oce_pci::PciFunction;
@@ -38,6 +42,13 @@ pub struct VerifyJson {
     version_change: Option<VersionChange>,
     /// Why not, one line each (empty when `ok`).
     reasons: Vec<String>,
+    /// With a device: whether the adapter's flash boots as it is: `yes` / `no` / `unknown`.
+    flash_bootable: Option<Bootable>,
+    /// With a device: the flash as read (`directory` with `boot[]` and each boot section's
+    /// `state`, or why it is `unreadable`).
+    flash: Option<OnFlash>,
+    /// Things to know that do not stop the update, one line each.
+    warnings: Vec<String>,
 }
 
 /// Verifies `file`, against the selected adapter when `--device` (or `OCETOOL_DEVICE`) names one.
@@ -54,14 +65,30 @@ pub fn run(global: &GlobalArgs, file: &Path, allow_downgrade: bool) -> CliResult
         compatible: None,
         version_change: None,
         reasons,
+        flash_bootable: None,
+        flash: None,
+        warnings: Vec::new(),
     };
     if global.device.is_none() || !report.flashable {
         return Ok(out);
     }
     let map = map_file(file).map_err(|e| image_error("cannot read the image", &e))?;
     let job = OnDevice { map, policy: Policy { allow_downgrade, force: false } };
-    let (device, answer) = run_job(global, job)?.output;
+    let (device, answer, on_flash) = run_job(global, job)?.output;
     out.device = Some(device);
+    out.flash_bootable = on_flash.as_ref().map(OnFlash::bootable);
+    match out.flash_bootable {
+        Some(Bootable::No) => out.warnings.push(
+            "the adapter's flash would not boot now (no boot section passes its CRC): flash an image before any reset"
+                .to_owned(),
+        ),
+        Some(Bootable::Unknown) => out.warnings.push(format!(
+            "the adapter's boot sections could not be checked{}",
+            on_flash.as_ref().and_then(|f| f.unreadable.as_ref()).map(|r| format!(": {r}")).unwrap_or_default()
+        )),
+        _ => {}
+    }
+    out.flash = on_flash;
     match answer {
         Ok(version_change) => {
             out.compatible = Some(true);
@@ -84,17 +111,18 @@ struct OnDevice {
 }
 
 impl Job for OnDevice {
-    /// The device, and the version change or why the update would be refused.
-    type Output = (String, Result<VersionChange, String>);
+    /// The device, the version change or why the update would be refused, and the flash.
+    type Output = (String, Result<VersionChange, String>, Option<OnFlash>);
 
     fn run<F: PciFunction>(self, session: &mut Session<F>) -> CliResult<Self::Output> {
         let image = UfiImage::parse(self.map.as_slice()).map_err(|e| image_error("the image changed", &e))?;
         let answer = match plan_on(session, &image, self.policy) {
-            Ok((_, plan)) => Ok(plan.version_change),
+            Ok(plan) => Ok(plan.version_change),
             Err(e) if matches!(e.kind, ErrorKind::Refused | ErrorKind::NoDevice) => Err(e.message),
             Err(e) => return Err(e),
         };
-        Ok((session.device.describe(), answer))
+        let on_flash = flash::read_flash(&mut session.mbox).ok();
+        Ok((session.device.describe(), answer, on_flash))
     }
 }
 
@@ -119,6 +147,9 @@ impl Report for VerifyJson {
         }
         for r in &self.reasons {
             let _ = writeln!(out, "  {}", printable(r));
+        }
+        for w in &self.warnings {
+            let _ = writeln!(out, "  warning: {}", printable(w));
         }
         out
     }

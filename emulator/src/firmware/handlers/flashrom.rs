@@ -6,7 +6,8 @@
 //! | request | answer |
 //! |---|---|
 //! | REPORT, op type 7 | the 4 bytes at flash address `offset` |
-//! | REPORT, op type T | the 4 bytes at `offset` inside T's region of the directory on flash |
+//! | REPORT, op type T, `offset` = region size − 4 | the CRC the firmware computes over the first `size − 4` bytes of T's region of the directory on flash |
+//! | REPORT, op type T, other `offset` | the 4 bytes at `offset` inside T's region of the directory on flash |
 //! | SAVE | the chunk is staged (nothing touches flash) |
 //! | FLASH | the chunk is staged, the section's CRC trailer is checked, then the section is written to flash.bin (the page cache; synced only under `FlashDurability::Synced`) |
 //! | CRC mismatch at FLASH | FAILED / 0x4D; flash untouched, staging dropped |
@@ -27,8 +28,10 @@ use crate::firmware::dispatch::{Reply, check_header};
 use crate::firmware::flash::Chunk;
 use crate::firmware::{Context, Firmware};
 
-/// READ_FLASHROM REPORT: the CRC trailer stored at the end of a region, read back from flash
-/// (the emulator returns stored bytes; it does not recompute anything, design.md §6).
+/// READ_FLASHROM REPORT: in offset mode the 4 bytes stored at the address (the trailer, when
+/// the address is a section's last 4 bytes); by op type, at the region's trailer position, the
+/// CRC the firmware computes over the region, else the stored bytes (`assumptions`, "Flash
+/// commands"). An intact section answers its trailer either way.
 pub(crate) fn read_flashrom(fw: &mut Firmware, _: &Context, req: ReadFlashrom) -> Result<FlashCrc, CompletionStatus> {
     if req.op_code != FlashromOp::Report || req.data_buf_size != crc::TRAILER_LEN as u32 {
         return Err(illegal_field());
@@ -38,8 +41,15 @@ pub(crate) fn read_flashrom(fw: &mut Firmware, _: &Context, req: ReadFlashrom) -
         FlashOpType::OffsetSpecified => u64::from(req.offset),
         op_type => {
             let (start, size) = fw.flash.region(op_type.raw()).ok_or_else(illegal_field)?;
-            if u64::from(req.offset) + crc::TRAILER_LEN as u64 > size {
+            let end = u64::from(req.offset) + crc::TRAILER_LEN as u64;
+            if end > size {
                 return Err(illegal_field());
+            }
+            if end == size {
+                let region = usize::try_from(size).map_err(|_| illegal_field())?;
+                let section = fw.flash.read(start, region).ok_or_else(illegal_field)?;
+                let check = crc::check_section(section).ok_or_else(illegal_field)?;
+                return Ok(FlashCrc(check.computed.to_le_bytes()));
             }
             start + u64::from(req.offset)
         }

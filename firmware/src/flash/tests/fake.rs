@@ -48,14 +48,18 @@ pub(super) struct Fake {
 }
 
 impl Fake {
-    /// An erased flash of `len` bytes that knows the regions of `image`'s directory.
+    /// A flash of `len` bytes holding an older image (1.0.0.0, small layout) and otherwise
+    /// erased, that knows the regions of `image`'s directory.
     pub(super) fn erased(len: usize, image: &UfiImage<'_>) -> Self {
+        let mut flash = vec![0xFF; len];
+        let old = crate::ImageBuilder::new("1.0.0.0").build_flash().expect("old image");
+        flash[..old.len()].copy_from_slice(&old);
         let regions = image
             .sections()
             .filter_map(|s| s.entry.effective_optype().map(|o| (o.raw(), (s.entry.offset, s.entry.pad_size))))
             .collect();
         Self {
-            flash: vec![0xFF; len],
+            flash,
             regions,
             no_offset_mode: false,
             hook: None,

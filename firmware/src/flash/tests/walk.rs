@@ -4,17 +4,35 @@ use oce_mailbox::commands::{FlashOpType, FlashromOp};
 use oce_mailbox::{AdditionalStatus, BaseStatus, MailboxError, MailboxStep};
 
 use super::fake::{Cmd, Fake, status};
-use super::{Recorder, on_flash};
+use super::{Recorder, on_flash, read_from};
 use crate::dir::{ImageType, OpType};
+use crate::flash::observer::FlashObserver;
+use crate::flash::plan::AdapterState;
+use crate::flash::report::FlashReport;
 use crate::flash::skyhawk::{self as walk, CHUNK};
+use crate::flash::survey;
+use crate::flash::target::FlashTarget;
 use crate::flash::{Action, FlashMode, FlashPlan, NoProgress, Outcome, Policy, plan};
 use crate::ufi::UfiImage;
 use crate::{FlashError, ImageBuilder};
 
 const FLASH: usize = 2 << 20;
 
-fn plan_for(image: &UfiImage<'_>, policy: Policy) -> FlashPlan {
-    plan(image, &on_flash("1.0.0.0"), policy).unwrap()
+/// The plan `fw update` makes: the adapter read from `dev`, then planned.
+fn plan_for<T: FlashTarget>(dev: &mut T, image: &UfiImage<'_>, policy: Policy) -> Result<FlashPlan, FlashError> {
+    plan(image, &read_from(dev, image), policy)
+}
+
+/// The whole flow on `dev`: read, plan, run.
+fn flash<T: FlashTarget, O: FlashObserver>(
+    dev: &mut T,
+    image: &UfiImage<'_>,
+    policy: Policy,
+    obs: &mut O,
+) -> Result<FlashReport, FlashError> {
+    let (flash, mode, reports) = survey(dev, image)?;
+    let adapter = AdapterState { flash, mode, reports, ..on_flash(image, "1.0.0.0") };
+    walk::run(dev, image, &plan(image, &adapter, policy)?, obs)
 }
 
 fn section_index(image: &UfiImage<'_>, ty: ImageType) -> usize {
@@ -27,7 +45,7 @@ fn a_fresh_flash_writes_every_section_in_32k_chunks_save_then_flash() {
     let image = UfiImage::parse(&file).unwrap();
     let mut dev = Fake::erased(FLASH, &image);
     let mut rec = Recorder::default();
-    let report = walk::run(&mut dev, &image, &plan_for(&image, Policy::default()), &mut rec).unwrap();
+    let report = flash(&mut dev, &image, Policy::default(), &mut rec).unwrap();
     assert!(report.changed && !report.fell_back);
     assert_eq!(report.mode, FlashMode::Offset);
     assert!(report.sections.iter().all(|s| s.action == Outcome::Flashed));
@@ -35,15 +53,14 @@ fn a_fresh_flash_writes_every_section_in_32k_chunks_save_then_flash() {
     assert_eq!(&dev.flash[..payload.len()], payload, "the flash now holds the image's payload");
     assert_eq!(report.bytes_written, image.sections().map(|s| s.data.len() as u64).sum::<u64>());
 
-    // The firmware section (512 KiB at 0x40000): a REPORT at its last 4 bytes, then 16 chunks.
-    let fw: Vec<&Cmd> = dev
-        .log
-        .iter()
-        .skip_while(|c| **c != Cmd::Crc { op_type: 7, offset: 0x4_0000 + 0x8_0000 - 4 })
-        .take(17)
-        .collect();
-    assert_eq!(fw.len(), 17);
-    for (i, cmd) in fw[1..].iter().enumerate() {
+    // The firmware section (512 KiB at 0x40000): a REPORT at its last 4 bytes while the plan
+    // is made, then 16 chunks.
+    let report_at = dev.log.iter().position(|c| *c == Cmd::Crc { op_type: 7, offset: 0x4_0000 + 0x8_0000 - 4 });
+    let first_write = dev.log.iter().position(Cmd::is_write);
+    assert!(report_at.unwrap() < first_write.unwrap(), "every REPORT comes before the first write");
+    let fw: Vec<&Cmd> = dev.log[first_write.unwrap()..].iter().take(16).collect();
+    assert_eq!(fw.len(), 16);
+    for (i, cmd) in fw.iter().enumerate() {
         let op = if i == 15 { FlashromOp::Flash } else { FlashromOp::Save };
         assert_eq!(**cmd, Cmd::Write { op, op_type: 7, offset: 0x4_0000 + (i * CHUNK) as u32, len: CHUNK });
     }
@@ -64,22 +81,23 @@ fn a_second_flash_only_asks_for_crcs() {
     let file = ImageBuilder::new("2.0.0.0").build().unwrap();
     let image = UfiImage::parse(&file).unwrap();
     let mut dev = Fake::erased(FLASH, &image);
-    let p = plan_for(&image, Policy::default());
-    walk::run(&mut dev, &image, &p, &mut NoProgress).unwrap();
+    flash(&mut dev, &image, Policy::default(), &mut NoProgress).unwrap();
     dev.log.clear();
-    let report = walk::run(&mut dev, &image, &p, &mut NoProgress).unwrap();
+    let report = flash(&mut dev, &image, Policy::default(), &mut NoProgress).unwrap();
     assert!(!report.changed);
     assert_eq!(report.bytes_written, 0);
     assert!(report.sections.iter().all(|s| s.action == Outcome::SkippedSame));
     assert_eq!(dev.writes(), 0);
-    assert_eq!(dev.log.len(), 7, "six REPORT queries and GET_FW_VERSION: {:?}", dev.log);
+    let sections = dev.log.iter().filter(|c| matches!(c, Cmd::Crc { op_type: 7, offset } if *offset > 0x1000)).count();
+    assert_eq!(sections, 7, "the boot sections' trailers, then six sections' REPORTs: {:?}", dev.log);
+    assert_eq!(dev.log.last(), Some(&Cmd::Versions));
 
     // force rewrites them all, still asking first.
     dev.log.clear();
-    let forced = plan_for(&image, Policy { allow_downgrade: false, force: true });
-    let report = walk::run(&mut dev, &image, &forced, &mut NoProgress).unwrap();
+    let report = flash(&mut dev, &image, Policy { allow_downgrade: false, force: true }, &mut NoProgress).unwrap();
     assert!(report.changed && report.sections.iter().all(|s| s.action == Outcome::Flashed));
-    assert_eq!(dev.log.iter().filter(|c| matches!(c, Cmd::Crc { .. })).count(), 6);
+    let asked = dev.log.iter().filter(|c| matches!(c, Cmd::Crc { op_type: 7, offset } if *offset > 0x1000)).count();
+    assert_eq!(asked, 7);
 }
 
 #[test]
@@ -87,13 +105,12 @@ fn only_a_changed_section_is_written() {
     let file = ImageBuilder::new("2.0.0.0").build().unwrap();
     let image = UfiImage::parse(&file).unwrap();
     let mut dev = Fake::erased(FLASH, &image);
-    let p = plan_for(&image, Policy::default());
-    walk::run(&mut dev, &image, &p, &mut NoProgress).unwrap();
+    flash(&mut dev, &image, Policy::default(), &mut NoProgress).unwrap();
     let pxe = image.section(ImageType::OptionRomPxe).unwrap();
     let end = pxe.entry.offset as usize + pxe.data.len();
     dev.flash[end - 1] ^= 0xFF; // the stored trailer no longer matches
     dev.log.clear();
-    let report = walk::run(&mut dev, &image, &p, &mut NoProgress).unwrap();
+    let report = flash(&mut dev, &image, Policy::default(), &mut NoProgress).unwrap();
     let flashed: Vec<ImageType> = report.flashed().map(|s| s.section.image_type).collect();
     assert_eq!(flashed, [ImageType::OptionRomPxe]);
     assert_eq!(report.bytes_written, pxe.data.len() as u64);
@@ -106,16 +123,17 @@ fn no_offset_mode_falls_back_once_and_uses_each_sections_op_type() {
     let mut dev = Fake::erased(FLASH, &image);
     dev.no_offset_mode = true;
     let mut rec = Recorder::default();
-    let report = walk::run(&mut dev, &image, &plan_for(&image, Policy::default()), &mut rec).unwrap();
-    assert!(report.fell_back && report.changed);
+    let report = flash(&mut dev, &image, Policy::default(), &mut rec).unwrap();
+    // The first REPORT (op type 7) was refused: the plan was made in op-type mode from the start.
+    assert!(!report.fell_back && report.changed);
     assert_eq!(report.mode, FlashMode::OpType);
-    assert_eq!(rec.events.iter().filter(|e| e.starts_with("fallback")).count(), 1);
-    assert_eq!(rec.events[1], "fallback 0xa0 2", "ILLEGAL_REQUEST to the first query");
+    assert_eq!(rec.events.iter().filter(|e| e.starts_with("fallback")).count(), 0);
     let payload = &file[image.payload_base()..];
     assert_eq!(&dev.flash[..payload.len()], payload);
-    // After the fallback: queries at pad_size − 4 with the firmware op-type 0, writes with offset 0.
-    assert_eq!(dev.log[1], Cmd::Crc { op_type: 0, offset: 0x8_0000 - 4 });
-    assert_eq!(dev.log[2], Cmd::Write { op: FlashromOp::Save, op_type: 0, offset: 0, len: CHUNK });
+    // Queries at pad_size − 4 with the firmware op-type 0, writes with offset 0.
+    assert!(dev.log.contains(&Cmd::Crc { op_type: 0, offset: 0x8_0000 - 4 }));
+    let first_write = dev.log.iter().find(|c| c.is_write());
+    assert_eq!(first_write, Some(&Cmd::Write { op: FlashromOp::Save, op_type: 0, offset: 0, len: CHUNK }));
     assert!(!dev.log[1..].iter().any(|c| matches!(c, Cmd::Crc { op_type: 7, .. } | Cmd::Write { op_type: 7, .. })));
 }
 
@@ -131,7 +149,7 @@ fn an_offset_write_refused_with_illegal_field_falls_back_and_keeps_earlier_secti
         }
         _ => None,
     });
-    let report = walk::run(&mut dev, &image, &plan_for(&image, Policy::default()), &mut NoProgress).unwrap();
+    let report = flash(&mut dev, &image, Policy::default(), &mut NoProgress).unwrap();
     assert!(report.fell_back);
     assert!(report.sections.iter().all(|s| s.action == Outcome::Flashed));
     let writes_of =
@@ -150,15 +168,15 @@ fn a_refused_query_in_op_type_mode_is_the_flash_incomplete_case() {
         matches!(c, Cmd::Crc { op_type: 1, .. }).then(|| status(BaseStatus::IllegalField, AdditionalStatus::None))
     });
     dev.no_offset_mode = true;
-    let err = walk::run(&mut dev, &image, &plan_for(&image, Policy::default()), &mut NoProgress).unwrap_err();
+    let err = flash(&mut dev, &image, Policy::default(), &mut NoProgress).unwrap_err();
     let FlashError::FlashIncomplete { section, status, flashed } = &err else { panic!("{err:?}") };
     assert_eq!(section.image_type, ImageType::BootCode);
     assert_eq!(status.base, BaseStatus::IllegalField);
-    let written: Vec<ImageType> = flashed.iter().map(|s| s.image_type).collect();
-    assert_eq!(written, [ImageType::FirmwareIscsi, ImageType::FirmwareBackupIscsi]);
+    assert!(flashed.is_empty(), "the CRC diff comes before any write");
+    assert_eq!(dev.writes(), 0);
     let msg = err.to_string();
     assert!(msg.starts_with("flash incomplete") && msg.contains("reset the adapter and run the update again"), "{msg}");
-    assert!(msg.contains("0xa0 (firmware) (entry 0), 0xb0 (backup firmware) (entry 1)"), "{msg}");
+    assert!(msg.contains("sections written: none"), "{msg}");
 }
 
 #[test]
@@ -167,7 +185,21 @@ fn other_query_errors_are_typed_and_nothing_is_written() {
     let image = UfiImage::parse(&file).unwrap();
     let mut dev = Fake::erased(FLASH, &image)
         .with_hook(|_| Some(status(BaseStatus::UnauthorizedRequest, AdditionalStatus::InsufficientPrivileges)));
-    let err = walk::run(&mut dev, &image, &plan_for(&image, Policy::default()), &mut NoProgress).unwrap_err();
+    let err = flash(&mut dev, &image, Policy::default(), &mut NoProgress).unwrap_err();
+    // The first REPORT is the read of the flash directory.
+    let FlashError::Device { during, source } = &err else { panic!("{err:?}") };
+    assert_eq!(*during, "reading the flash directory");
+    assert_eq!(source.status().unwrap().base, BaseStatus::UnauthorizedRequest);
+
+    // Refused at a section's REPORT only: the CRC diff names the section.
+    let fw_trailer = 0x4_0000 + 0x8_0000 - 4;
+    let asked = std::cell::Cell::new(0);
+    let mut dev = Fake::erased(FLASH, &image).with_hook(move |c| {
+        let n = asked.get() + usize::from(*c == Cmd::Crc { op_type: 7, offset: fw_trailer });
+        asked.set(n);
+        (n == 2).then(|| status(BaseStatus::UnauthorizedRequest, AdditionalStatus::InsufficientPrivileges))
+    });
+    let err = flash(&mut dev, &image, Policy::default(), &mut NoProgress).unwrap_err();
     let FlashError::CrcQueryFailed { section, source } = &err else { panic!("{err:?}") };
     assert_eq!(section.index, section_index(&image, ImageType::FirmwareIscsi));
     assert_eq!(source.status().unwrap().base, BaseStatus::UnauthorizedRequest);
@@ -187,7 +219,7 @@ fn write_failing(additional: AdditionalStatus, base: BaseStatus) -> (FlashError,
         }
         _ => None,
     });
-    let err = walk::run(&mut dev, &image, &plan_for(&image, Policy::default()), &mut NoProgress).unwrap_err();
+    let err = flash(&mut dev, &image, Policy::default(), &mut NoProgress).unwrap_err();
     (err, dev, file)
 }
 
@@ -212,7 +244,11 @@ fn a_crc_mismatch_names_the_section_and_leaves_it_untouched() {
     let image = UfiImage::parse(&file).unwrap();
     let backup = image.section(ImageType::FirmwareBackupIscsi).unwrap();
     let at = backup.entry.offset as usize;
-    assert!(dev.flash[at..at + backup.data.len()].iter().all(|&b| b == 0xFF), "the fake dropped the staged data");
+    let before = Fake::erased(FLASH, &image).flash;
+    assert!(
+        dev.flash[at..at + backup.data.len()] == before[at..at + backup.data.len()],
+        "the fake dropped the staged data"
+    );
     assert!(matches!(dev.log.last(), Some(Cmd::Write { op: FlashromOp::Flash, .. })), "nothing sent after the refusal");
 }
 
@@ -233,7 +269,7 @@ fn other_write_failures_carry_section_and_statuses() {
         matches!(c, Cmd::Write { op_type: 9, .. }).then(|| status(BaseStatus::IllegalField, AdditionalStatus::None))
     });
     dev.no_offset_mode = true;
-    let err = walk::run(&mut dev, &image, &plan_for(&image, Policy::default()), &mut NoProgress).unwrap_err();
+    let err = flash(&mut dev, &image, Policy::default(), &mut NoProgress).unwrap_err();
     assert!(
         matches!(err, FlashError::WriteRejected { status, .. } if status.base == BaseStatus::IllegalField),
         "{err:?}"
@@ -257,7 +293,7 @@ fn a_transport_failure_is_a_write_error_with_its_cause() {
     let file = ImageBuilder::new("2.0.0.0").build().unwrap();
     let image = UfiImage::parse(&file).unwrap();
     let mut dev = Gone(Fake::erased(FLASH, &image));
-    let err = walk::run(&mut dev, &image, &plan_for(&image, Policy::default()), &mut NoProgress).unwrap_err();
+    let err = flash(&mut dev, &image, Policy::default(), &mut NoProgress).unwrap_err();
     assert!(matches!(err, FlashError::WriteFailed { source: MailboxError::DeviceGone { .. }, .. }), "{err:?}");
     assert!(std::error::Error::source(&err).is_some());
 }
@@ -273,9 +309,10 @@ fn old_format_entries_skip_the_query_and_ignored_refusals_are_recorded() {
         _ => None,
     });
     dev.no_offset_mode = true;
-    let report = walk::run(&mut dev, &image, &plan_for(&image, Policy::default()), &mut NoProgress).unwrap();
-    assert!(!dev.log.iter().any(|c| matches!(c, Cmd::Crc { .. })), "old images are never queried");
-    assert!(report.fell_back, "the first write in offset mode answered ILLEGAL_FIELD");
+    let report = flash(&mut dev, &image, Policy::default(), &mut NoProgress).unwrap();
+    let section_query = |c: &Cmd| matches!(c, Cmd::Crc { op_type, .. } if *op_type != 7 && *op_type != 23);
+    assert!(!dev.log.iter().any(section_query), "old images are never queried (only the directory is read)");
+    assert_eq!(report.mode, FlashMode::OpType);
     let action = |ty| report.sections.iter().find(|s| s.section.image_type == ty).unwrap().action;
     assert_eq!(action(ImageType::OptionRomPxe), Outcome::SkippedUnsupported);
     assert_eq!(action(ImageType::UfiDir), Outcome::SkippedUnsupported);
@@ -285,7 +322,7 @@ fn old_format_entries_skip_the_query_and_ignored_refusals_are_recorded() {
         matches!(c, Cmd::Write { op_type: 13, .. }).then(|| status(BaseStatus::Failed, AdditionalStatus::None))
     });
     dev.no_offset_mode = true;
-    let err = walk::run(&mut dev, &image, &plan_for(&image, Policy::default()), &mut NoProgress).unwrap_err();
+    let err = flash(&mut dev, &image, Policy::default(), &mut NoProgress).unwrap_err();
     assert!(matches!(err, FlashError::WriteRejected { section, .. } if section.image_type == ImageType::Ncsi));
 }
 
@@ -300,8 +337,14 @@ fn a_be3_style_phy_op_type_uses_the_phy_op_codes_and_a_refusal_is_a_skip() {
         Cmd::Write { op: FlashromOp::PhySave, .. } => Some(status(BaseStatus::IllegalRequest, AdditionalStatus::None)),
         _ => None,
     });
+    // The adapter's directory gives the PHY op type its region too (op-type mode writes there).
+    let old = ImageBuilder::new("1.0.0.0")
+        .patch_entry(ImageType::Ncsi, crate::build::EntryPatch::Optype(OpType::PhyFw.raw() as u16))
+        .build_flash()
+        .unwrap();
+    dev.flash[..old.len()].copy_from_slice(&old);
     dev.no_offset_mode = true;
-    let report = walk::run(&mut dev, &image, &plan_for(&image, Policy::default()), &mut NoProgress).unwrap();
+    let report = flash(&mut dev, &image, Policy::default(), &mut NoProgress).unwrap();
     let ncsi = report.sections.iter().find(|s| s.section.image_type == ImageType::Ncsi).unwrap();
     assert_eq!(ncsi.action, Outcome::SkippedUnsupported);
     assert!(dev.log.contains(&Cmd::Write { op: FlashromOp::PhySave, op_type: 99, offset: 0, len: CHUNK }));
@@ -309,46 +352,78 @@ fn a_be3_style_phy_op_type_uses_the_phy_op_codes_and_a_refusal_is_a_skip() {
 }
 
 #[test]
-fn stopping_finishes_the_section_in_flight_and_a_rerun_resumes() {
+fn a_stop_between_chunks_abandons_the_staged_section_and_a_rerun_resumes() {
     let file = ImageBuilder::new("2.0.0.0").build().unwrap();
     let image = UfiImage::parse(&file).unwrap();
-    let p = plan_for(&image, Policy::default());
     let mut dev = Fake::erased(FLASH, &image);
-    let mut rec = Recorder { stop_after: Some(1), ..Recorder::default() };
+    let before = dev.flash.clone();
+    let p = plan_for(&mut dev, &image, Policy::default()).unwrap();
+    // Two sections written, then 3 chunks of the third: the stop comes before its 4th chunk.
+    let mut rec = Recorder { stop_after: Some(2), stop_after_chunks: Some(3), ..Recorder::default() };
     let err = walk::run(&mut dev, &image, &p, &mut rec).unwrap_err();
-    let FlashError::Stopped { flashed, remaining } = &err else { panic!("{err:?}") };
-    assert_eq!(flashed.iter().map(|s| s.image_type).collect::<Vec<_>>(), [ImageType::FirmwareIscsi]);
-    assert_eq!(*remaining, 5);
+    let FlashError::Stopped { flashed, remaining, abandoned } = &err else { panic!("{err:?}") };
+    assert_eq!(
+        flashed.iter().map(|s| s.image_type).collect::<Vec<_>>(),
+        [ImageType::FirmwareIscsi, ImageType::FirmwareBackupIscsi]
+    );
+    assert_eq!(abandoned.map(|s| s.image_type), Some(ImageType::BootCode));
+    assert_eq!(*remaining, 4);
     assert!(err.to_string().contains("running the update again finishes it"), "{err}");
-    let fw = image.section(ImageType::FirmwareIscsi).unwrap();
-    let at = fw.entry.offset as usize;
-    assert_eq!(&dev.flash[at..at + fw.data.len()], fw.data, "the section in flight was finished");
+    assert!(err.to_string().contains("before committing 0xe2 (boot code)"), "{err}");
+    let boot = image.section(ImageType::BootCode).unwrap();
+    let at = boot.entry.offset as usize..boot.entry.offset as usize + boot.data.len();
+    assert_eq!(dev.flash[at.clone()], before[at], "the abandoned section is wholly old");
+    assert!(!dev.log.iter().any(
+        |c| matches!(c, Cmd::Write { op: FlashromOp::Flash, offset, .. } if *offset >= 0x1_0000 && *offset < 0x3_0000)
+    ));
 
     dev.log.clear();
-    let report = walk::run(&mut dev, &image, &p, &mut NoProgress).unwrap();
+    let report = flash(&mut dev, &image, Policy::default(), &mut NoProgress).unwrap();
     let action = |ty| report.sections.iter().find(|s| s.section.image_type == ty).unwrap().action;
     assert_eq!(action(ImageType::FirmwareIscsi), Outcome::SkippedSame);
-    assert_eq!(report.flashed().count(), 5);
+    assert_eq!(report.flashed().count(), 4);
     let payload = &file[image.payload_base()..];
     assert_eq!(&dev.flash[..payload.len()], payload);
 }
 
 #[test]
-fn a_dry_run_resolves_the_plan_read_only() {
+fn the_plan_resolves_the_crc_diff_read_only_in_op_type_mode_too() {
     let file = ImageBuilder::new("2.0.0.0").build().unwrap();
     let image = UfiImage::parse(&file).unwrap();
     let mut dev = Fake::erased(FLASH, &image);
-    let p = plan_for(&image, Policy::default());
-    walk::run(&mut dev, &image, &p, &mut NoProgress).unwrap();
+    flash(&mut dev, &image, Policy::default(), &mut NoProgress).unwrap();
     let pxe = image.section(ImageType::OptionRomPxe).unwrap();
     dev.flash[pxe.entry.offset as usize + pxe.data.len() - 1] ^= 1;
     dev.no_offset_mode = true;
     dev.log.clear();
-    let mut p = p;
-    assert_eq!(walk::check_crcs(&mut dev, &image, &mut p).unwrap(), FlashMode::OpType);
+    let p = plan_for(&mut dev, &image, Policy::default()).unwrap();
+    assert_eq!(p.mode, FlashMode::OpType);
     assert_eq!(dev.writes(), 0);
     for s in &p.sections {
         let expected = if s.section.image_type == ImageType::OptionRomPxe { Action::Flash } else { Action::SkipSame };
         assert_eq!(s.action, expected, "{:?}", s.section);
     }
+}
+
+#[test]
+fn a_first_chunk_refused_once_restarts_its_section() {
+    // The firmware still holds chunks an earlier, stopped run staged: the first chunk of the next
+    // section does not continue them and is refused (ILLEGAL_FIELD, staging dropped); the walk
+    // sends the section again from its first chunk, once.
+    let file = ImageBuilder::new("2.0.0.0").build().unwrap();
+    let image = UfiImage::parse(&file).unwrap();
+    let refused = std::cell::Cell::new(false);
+    let mut dev = Fake::erased(FLASH, &image).with_hook(move |c| match c {
+        Cmd::Write { offset: 0x4_0000, .. } if !refused.replace(true) => {
+            Some(status(BaseStatus::IllegalField, AdditionalStatus::None))
+        }
+        _ => None,
+    });
+    let report = flash(&mut dev, &image, Policy::default(), &mut NoProgress).unwrap();
+    assert!(!report.fell_back, "a refusal the retry clears is no fallback");
+    assert_eq!(report.mode, FlashMode::Offset);
+    let firsts = dev.log.iter().filter(|c| matches!(c, Cmd::Write { offset: 0x4_0000, .. })).count();
+    assert_eq!(firsts, 2, "the firmware section's first chunk, sent twice");
+    let payload = &file[image.payload_base()..];
+    assert_eq!(&dev.flash[..payload.len()], payload);
 }

@@ -358,7 +358,7 @@ fn a_flash_file_cut_short_under_a_running_server_is_reported_before_the_server_e
     let mut mbox = mailbox(&f.socket);
     // Another process truncates the adapter's flash under the server's mapping of it.
     std::fs::OpenOptions::new().write(true).open(f.state.join("flash.bin")).unwrap().set_len(0).unwrap();
-    let read = flash::read_adapter(&mut mbox);
+    let read = flash_new(&mut mbox);
     assert!(read.is_err(), "the server cannot answer from a flash that is gone: {read:?}");
     drop(mbox);
     let child = server.child.as_mut().unwrap();

@@ -105,10 +105,15 @@ impl<'a> Reader<'a> {
         Ok(LittleEndian::read_u64(self.bytes(field, 8)?))
     }
 
-    /// Reads a fixed-width, NUL-padded ASCII field; stops at the first NUL and replaces bytes that
-    /// are not printable ASCII, so a misbehaving device cannot inject control characters.
+    /// Reads a fixed-width, NUL-terminated, NUL-padded ASCII field (spec/protocol.md §5.1:
+    /// `firmware_version_string[32]`, NUL-terminated); stops at the first NUL and replaces bytes
+    /// that are not printable ASCII, so a misbehaving device cannot inject control characters. A
+    /// field with no NUL gives its first `width - 1` bytes, as be2net's `strscpy` copies it
+    /// (`be_cmd_get_fw_ver`, spec/be2net-driver.md §4.3) and as [`Writer::string`] writes a
+    /// string that long.
     pub fn string(&mut self, field: &'static str, width: usize) -> Result<String, WireError> {
-        Ok(decode_c_string(self.bytes(field, width)?))
+        let raw = self.bytes(field, width)?;
+        Ok(decode_c_string(&raw[..width.saturating_sub(1)]))
     }
 }
 
@@ -269,5 +274,17 @@ mod tests {
         assert_eq!(&buf, b"11.1.17\0");
         assert_eq!(Reader::new(&buf).string("s", 8).unwrap(), "11.1.17");
         assert_eq!(decode_c_string(b"ab\x07\xffc\0zz"), "ab??c");
+    }
+
+    #[test]
+    fn a_field_without_nul_reads_as_the_c_string_it_holds() {
+        // Eight bytes and no NUL: a C reader (strscpy into 8 bytes) keeps 7, and so does the
+        // Reader; the Writer writes those 7 and the NUL, so the value survives a round trip.
+        let full = *b"12345678";
+        let s = Reader::new(&full).string("s", 8).unwrap();
+        assert_eq!(s, "1234567");
+        let mut out = [0xFFu8; 8];
+        Writer::new(&mut out).string("s", &s, 8).unwrap();
+        assert_eq!(Reader::new(&out).string("s", 8).unwrap(), s);
     }
 }

@@ -1,7 +1,11 @@
 # Sourced by a guest's /init (copied to /lib/guest.sh by qemu_initramfs): busybox applets, the
 # pseudo file systems, the modules in /lib/modules in their numbered order, and helpers:
-#   check "ID TEXT" RC   prints GUEST-CHECK PASS|FAIL ID TEXT (the host counts these by ID)
+#   check "ID TEXT" RC [EVIDENCE]
+#                        prints GUEST-CHECK PASS|FAIL ID TEXT (the host counts these by ID); a failed
+#                        check also prints EVIDENCE (what was expected, what was seen) as
+#                        GUEST-EVIDENCE ID lines, which the host's summary shows under it
 #   find_dev VEN DEV     the address of the first PCI function with these IDs (0x1234 0x0ce0)
+#   pci_ids              every PCI function's address and IDs on one line (a check's evidence)
 #   drv BDF              the driver bound to BDF, or none
 #   to_vfio BDF          binds BDF to vfio-pci (driver_override + drivers_probe)
 #   doc NAME ARGS...     runs `ocetool --json ARGS` and prints its document between markers, with
@@ -11,12 +15,20 @@
 /bin/busybox --install -s
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
 for m in /lib/modules/*.ko; do [ -e "$m" ] && { insmod "$m" || echo "GUEST: insmod $m failed"; }; done
-check() { if [ "$2" = 0 ]; then echo "GUEST-CHECK PASS $1"; else echo "GUEST-CHECK FAIL $1"; fi; }
+check() {
+  if [ "$2" = 0 ]; then
+    echo "GUEST-CHECK PASS $1"
+  else
+    echo "GUEST-CHECK FAIL $1"
+    [ -z "$3" ] || printf '%s\n' "$3" | head -12 | cut -c1-300 | sed "s/^/GUEST-EVIDENCE ${1%% *} /"
+  fi
+}
 find_dev() {
   for d in /sys/bus/pci/devices/*; do
     [ "$(cat "$d/vendor")" = "$1" ] && [ "$(cat "$d/device")" = "$2" ] && { echo "${d##*/}"; return; }
   done
 }
+pci_ids() { for d in /sys/bus/pci/devices/*; do printf '%s=%s:%s ' "${d##*/}" "$(cat "$d/vendor")" "$(cat "$d/device")"; done; }
 drv() { if [ -e "/sys/bus/pci/devices/$1/driver" ]; then basename "$(readlink "/sys/bus/pci/devices/$1/driver")"; else echo none; fi; }
 to_vfio() {
   echo vfio-pci >"/sys/bus/pci/devices/$1/driver_override"

@@ -29,29 +29,43 @@
 #                                        script adds to $QEMU_HELPER_PIDS)
 #   qemu_boot INITRD LOG [APPEND]        boots q35/TCG with intel-iommu,caching-mode=on, RAM from a
 #                                        memfd (share=on), the device at $SOCK as vfio-user-pci;
-#                                        serial to LOG; sets $QRC. QEMU_VIOMMU=off boots without
-#                                        the vIOMMU (no intel-iommu, intel_iommu=off): no groups
+#                                        serial to LOG; sets $QRC; the kernel command line is
+#                                        qemu_cmdline's (no_timer_check: a busy host must not make
+#                                        the guest panic). QEMU_VIOMMU=off boots without the vIOMMU
+#                                        (no intel-iommu, intel_iommu=off): no groups
 #   qemu_summary NAME LOG "ID..."        counts GUEST-CHECK lines by ID (a missing or unexpected one
 #                                        fails), fails a guest that never said GUEST-DONE or a QEMU
-#                                        that did not exit 0, prints "NAME: N passed, M failed"
+#                                        that did not exit 0, prints each failed check with its
+#                                        evidence, and "NAME: N passed, M failed"; a guest kernel
+#                                        that panicked in any boot fails every check, its panic
+#                                        line printed
 #
 #   qemu_emulated_adapter OCETOOL STATE IMAGE
 #                                        a factory-fresh emulated adapter in STATE and, in IMAGE, a
 #                                        firmware image one version above its factory firmware;
-#                                        sets $FACTORY and $NEW (the versions), $RUNNING (the
-#                                        firmware running) and $MAC (port 0's), as `query` says
+#                                        sets $FACTORY (the documented factory version), $NEW,
+#                                        $RUNNING and $MAC/$MAC1 (ports 0 and 1) from the state file
+#   qemu_state STATE FILTER, qemu_state_function_mode STATE, qemu_assumption NAME
+#                                        the emulator's state file read with jq, the function mode
+#                                        its active profile stands for (design.md §6), a constant
+#                                        of emulator/src/assumptions/: values a check compares with
+#                                        that do not pass through the handlers the guest drives;
+#                                        $FACTORY_LINK_UP, $FACTORY_SPEED_MBPS: the factory link
 #   qemu_json LOG NAME, qemu_rc LOG NAME the JSON document the guest printed with `doc NAME ...`,
 #                                        and its exit code
-#   qemu_ok LOG "ID TEXT" COMMAND...     a host check from a command's exit code
+#   qemu_ok LOG "ID TEXT" COMMAND...     a host check from a command's exit code; what the command
+#                                        printed is its evidence when it fails
 #
 # Inside the guest, /lib/guest.sh gives check, find_dev, doc and finish (see that file); a check's
-# name starts with its ID (`check "bar0-size BAR0 is 16 KiB" $?`). host_check adds one from the
-# host to LOG the same way.
+# name starts with its ID (`check "bar0-size BAR0 is 16 KiB" $? "evidence"`). host_check LOG
+# "ID TEXT" RC [EVIDENCE] adds one from the host to LOG the same way. Host checks run under
+# `set +e` (each script turns errexit off once its guests have run): a grep that finds nothing
+# fails its check, not the script.
 # $HOST_TARGET is cargo's target folder for the host builds (CARGO_TARGET_DIR when set, relative
 # to the repository as cargo takes it, else target/): host programs are $HOST_TARGET/debug/NAME.
 # Environment: OCETOOL_CACHE (default /var/tmp/ocetool-cache), KERNEL_META (linux-image-amd64),
 # QEMU_TIMEOUT (seconds, default 240), QEMU_SMP (1), QEMU_MEM (512M), QEMU_VIOMMU (on), QEMU_EXTRA
-# (more QEMU arguments, split on spaces).
+# (more QEMU arguments, split on spaces), QEMU_APPEND (more kernel arguments).
 
 QEMU_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$QEMU_LIB_DIR/../.." && pwd)
@@ -202,8 +216,10 @@ qemu_serve() {
 
 qemu_boot() {
   local initrd=$1 log=$2 append=${3:-}
-  local mem=${QEMU_MEM:-512M} t1 viommu=(-device intel-iommu,caching-mode=on) iommu_arg=intel_iommu=on
+  local mem=${QEMU_MEM:-512M} t1 viommu=(-device intel-iommu,caching-mode=on) iommu_arg=intel_iommu=on errexit=
   if [ "${QEMU_VIOMMU:-on}" = off ]; then viommu=(); iommu_arg=intel_iommu=off; fi
+  case $- in *e*) errexit=1 ;; esac
+  QEMU_BOOT_LOGS="${QEMU_BOOT_LOGS:-} $log"
   t1=$(date +%s)
   set +e
   timeout "${QEMU_TIMEOUT:-240}" "$QEMU" -accel tcg -machine q35,memory-backend=mem -cpu max \
@@ -213,38 +229,112 @@ qemu_boot() {
     -device "{\"driver\":\"vfio-user-pci\",\"id\":\"vfu0\",\"bus\":\"rp0\",\"socket\":{\"type\":\"unix\",\"path\":\"$SOCK\"}}" \
     -nographic -nodefaults -no-reboot -serial stdio -display none ${QEMU_EXTRA:-} \
     -kernel "$VMLINUZ" -initrd "$initrd" \
-    -append "console=ttyS0 $iommu_arg panic=-1 quiet loglevel=4 edd=off $append" </dev/null 2>&1 |
+    -append "$(qemu_cmdline "$iommu_arg" $append)" </dev/null 2>&1 |
     tr -d '\r' >"$log"
   QRC=${PIPESTATUS[0]}
-  set -e
+  [ -z "$errexit" ] || set -e
   echo >>"$log"   # a guest cut off mid-line must not swallow the host's first check line
   qemu_say "qemu exited with $QRC after $(($(date +%s) - t1))s"
+  qemu_panic_line "$log" >/dev/null && qemu_say "the guest kernel panicked: $(qemu_panic_line "$log")"
+  return 0
 }
 
-# host_check LOG "ID description" RC: a check made on the host, counted like the guest's.
+# The guest kernel's command line: the serial console, the IOMMU argument, then
+#   panic=-1        a panic reboots at once, and -no-reboot turns that into QEMU's exit (status 0:
+#                   qemu_summary reads the panic line from the log, qemu_panic_line);
+#   no_timer_check  the kernel skips its check that the IO-APIC timer ticks: under TCG on a busy
+#                   host the few ticks it waits for arrive late, and with intel-iommu's interrupt
+#                   remapping the kernel then panics before /init ("timer doesn't work through
+#                   Interrupt-remapped IO-APIC"); the timer works, it was only slow;
+#   quiet loglevel=4 edd=off, and $QEMU_APPEND (more arguments, for a test of this library).
+qemu_cmdline() {
+  local iommu_arg=$1
+  shift
+  echo "console=ttyS0 $iommu_arg panic=-1 no_timer_check quiet loglevel=4 edd=off $* ${QEMU_APPEND:-}"
+}
+
+# qemu_panic_line LOG: the kernel's panic line in a serial log ("Kernel panic - not syncing: ..."),
+# printed, status 0; status 1 when the guest did not panic.
+qemu_panic_line() {
+  # One awk over the file, no pipeline: under pipefail a reader that stops early fails it.
+  awk '!/^GUEST-/ && match($0, /(\[ *[0-9.]+\] )?Kernel panic - not syncing.*/) {
+    print substr($0, RSTART); found = 1; exit
+  } END { exit !found }' "$1" 2>/dev/null
+}
+
+# host_check LOG "ID description" RC [EVIDENCE]: a check made on the host, counted like the
+# guest's; a failed one also leaves its evidence (what was expected, what was seen) for the summary.
 host_check() {
-  if [ "$3" = 0 ]; then echo "GUEST-CHECK PASS $2"; else echo "GUEST-CHECK FAIL $2"; fi >>"$1"
+  if [ "$3" = 0 ]; then
+    echo "GUEST-CHECK PASS $2"
+  else
+    echo "GUEST-CHECK FAIL $2"
+    [ -z "${4:-}" ] || qemu_evidence_lines "${2%% *}" "$4"
+  fi >>"$1"
+}
+
+# qemu_evidence_lines ID TEXT: TEXT as "GUEST-EVIDENCE ID ..." lines (at most 12, each cut at 300
+# characters), which qemu_summary prints under the failed check.
+qemu_evidence_lines() {
+  printf '%s\n' "$2" | head -12 | cut -c1-300 | sed "s/^/GUEST-EVIDENCE $1 /"
 }
 
 qemu_emulated_adapter() {
   local ocetool=$1 state=$2 image=$3
-  local query
   "$ocetool" --device "emu:$state" emulator init >/dev/null
-  query=$("$ocetool" --device "emu:$state" --json query)
-  FACTORY=$(echo "$query" | jq -r .firmware.stored)
-  RUNNING=$(echo "$query" | jq -r .firmware.running)
-  MAC=$(echo "$query" | jq -r '.ports[0].mac')
+  FACTORY=$(qemu_assumption FACTORY_FIRMWARE_VERSION)
+  RUNNING=$(qemu_state "$state" .runtime.running_version)
+  MAC=$(qemu_state "$state" '.identity.macs[0]')
+  MAC1=$(qemu_state "$state" '.identity.macs[1]')
+  [ "$RUNNING" = "$FACTORY" ] ||
+    { echo "$QEMU_NAME: a fresh adapter runs $RUNNING, not the documented factory $FACTORY"; return 2; }
   NEW=$(echo "$FACTORY" | awk -F. 'NF == 4 {printf "%d.%d.%d.%d", $1, $2, $3, $4 + 1}')
   "$ocetool" fw build --version "$NEW" -o "$image" >/dev/null
 }
 
+# qemu_state STATE FILTER: a value of the emulator's state file (STATE/state.json, the adapter's
+# identity and NVRAM as the emulator stores them), read with jq: what a guest check compares with
+# does not pass through the mailbox handlers the guest drives. Fails, saying so, if it is missing.
+qemu_state() {
+  local v
+  v=$(jq -r "$2 | select(. != null)" "$1/state.json" 2>/dev/null)
+  [ -n "$v" ] || { echo "$QEMU_NAME: $1/state.json has no $2" >&2; return 2; }
+  echo "$v"
+}
+
+# qemu_state_function_mode STATE: the QUERY_FIRMWARE_CONFIG function_mode the active profile's
+# pf_type stands for (design.md §6: MISSION_NIC 1 is 0x2 NIC, MISSION_RDMA 8 is 0x6 NIC+RDMA).
+qemu_state_function_mode() {
+  local t
+  t=$(qemu_state "$1" .runtime.active.pf_type) || return 2
+  case $t in
+    1) echo 2 ;;
+    8) echo 6 ;;
+    *) echo "$QEMU_NAME: $1/state.json: active pf_type $t is neither NIC (1) nor RDMA (8)" >&2; return 2 ;;
+  esac
+}
+
+# qemu_assumption NAME: the value of `pub const NAME` in emulator/src/assumptions/ (the emulator's
+# documented factory facts, design.md §6), quotes and digit separators removed.
+qemu_assumption() {
+  local v
+  v=$(sed -n "s/^pub const $1: [^=]* = \(.*\);\$/\1/p" "$REPO"/emulator/src/assumptions/*.rs | head -1 | tr -d '"_')
+  [ -n "$v" ] || { echo "$QEMU_NAME: emulator/src/assumptions/ defines no $1" >&2; return 2; }
+  echo "$v"
+}
+
+# The link every port of a factory-fresh adapter has: up at 10 Gb/s (emulator/src/assumptions/,
+# "Link state of every port: up", LINK_SPEED_CODE and LINK_SPEED_10MBPS).
+FACTORY_LINK_UP=true
+FACTORY_SPEED_MBPS=$(( $(REPO=$REPO QEMU_NAME=lib qemu_assumption LINK_SPEED_10MBPS) * 10 ))
+
 qemu_json() { sed -n "/^GUEST-JSON-BEGIN $2\$/,/^GUEST-JSON-END $2 /{/^GUEST-JSON-/d;p}" "$1"; }
 qemu_rc() { sed -n "s/^GUEST-JSON-END $2 rc=//p" "$1"; }
 qemu_ok() {
-  local log=$1 check=$2 r=0
+  local log=$1 check=$2 r=0 out
   shift 2
-  "$@" >/dev/null 2>&1 || r=1
-  host_check "$log" "$check" $r
+  out=$("$@" 2>&1) || r=1
+  host_check "$log" "$check" $r "${out:-(the check printed nothing)}"
 }
 
 qemu_expect() { QEMU_NAME=$1; QEMU_CHECKS=$2; }
@@ -282,9 +372,23 @@ qemu_cleanup() {
 # Counts the checks by ID: each expected ID passes only with exactly one PASS line and no FAIL
 # line ("GUEST-CHECK PASS|FAIL ID description"); an ID the log lacks (the guest died, hung or never
 # got that far) is a failure, and so is a FAIL line whose ID is not expected (a setup failure), and
-# a guest that never said GUEST-DONE or a QEMU that did not exit 0 ($QRC).
+# a guest that never said GUEST-DONE or a QEMU that did not exit 0 ($QRC). Each failed check is
+# printed with its line and its evidence (GUEST-EVIDENCE lines: what was expected, what was seen).
+# A guest kernel that panicked in any boot (LOG or a serial log qemu_boot wrote) fails every check
+# with that reason, its panic line printed: nothing after the panic ran as the checks assume.
 qemu_summary() {
-  local name=$1 log=$2 expected=$3 passed=0 failed=0 id pass fail
+  local name=$1 log=$2 expected=$3 passed=0 failed=0 id pass fail l panic="" n
+  for l in $(printf '%s\n' "$log" ${QEMU_BOOT_LOGS:-} | awk '!seen[$0]++'); do
+    panic=$(qemu_panic_line "$l") && { panic="$panic (in $(basename "$l"))"; break; }
+  done
+  if [ -n "$panic" ]; then
+    n=$(echo $expected | wc -w)
+    echo "$name: the guest kernel panicked: $panic"
+    echo "$name: every check fails with that reason ($n checks)"
+    echo "$name: 0 passed, $n failed"
+    QEMU_SUMMARY_DONE=1
+    return 1
+  fi
   for id in $expected; do
     pass=$(grep -cE "^GUEST-CHECK PASS $id( |\$)" "$log" || true)
     fail=$(grep -cE "^GUEST-CHECK FAIL $id( |\$)" "$log" || true)
@@ -292,11 +396,23 @@ qemu_summary() {
       passed=$((passed + 1))
     else
       failed=$((failed + 1))
-      [ "$pass" = 0 ] && [ "$fail" = 0 ] && echo "$name: check $id never ran"
+      if [ "$pass" = 0 ] && [ "$fail" = 0 ]; then
+        echo "$name: check $id never ran"
+      else
+        echo "$name: check $id failed ($pass PASS and $fail FAIL lines; it passes with exactly one PASS):"
+        grep -E "^GUEST-CHECK (PASS|FAIL) $id( |\$)" "$log" | sed 's/^/  /'
+        qemu_evidence_of "$log" "$id"
+      fi
     fi
   done
   for id in $(sed -n 's/^GUEST-CHECK FAIL \([^ ]*\).*/\1/p' "$log"); do
-    case " $(echo $expected) " in *" $id "*) ;; *) failed=$((failed + 1)) ;; esac
+    case " $(echo $expected) " in
+      *" $id "*) ;;
+      *) failed=$((failed + 1))
+        echo "$name: unexpected failed check $id:"
+        grep -E "^GUEST-CHECK FAIL $id( |\$)" "$log" | sed 's/^/  /'
+        qemu_evidence_of "$log" "$id" ;;
+    esac
   done
   if ! grep -q '^GUEST-DONE' "$log" || [ "${QRC:-1}" != 0 ]; then
     echo "$name: the guest did not finish its checks (qemu rc ${QRC:-?}; 124 = timeout)"
@@ -305,4 +421,14 @@ qemu_summary() {
   echo "$name: $passed passed, $failed failed"
   QEMU_SUMMARY_DONE=1
   [ "$failed" = 0 ]
+}
+
+# qemu_evidence_of LOG ID: the evidence a failed check left, indented, or a note that it left none
+# (its line then says what it saw).
+qemu_evidence_of() {
+  if grep -q "^GUEST-EVIDENCE $2 " "$1"; then
+    sed -n "s/^GUEST-EVIDENCE $2 /  evidence: /p" "$1"
+  else
+    echo "  evidence: (none beyond the check's line)"
+  fi
 }

@@ -137,10 +137,13 @@ else
   for t in $(cat /guest-tests); do
     /bin/vfio_guest --ignored --exact "$t" --test-threads=1 --nocapture >/tmp/test.out 2>&1; RC=$?; cat /tmp/test.out
     [ "$RC" = 0 ] && grep -q '^test result: ok\. 1 passed; 0 failed;' /tmp/test.out
-    check "$t (exit $RC; the harness must report it as the 1 test run and passed)" $?
+    check "$t (exit $RC; the harness must report it as the 1 test run and passed)" $? \
+      "expected exit 0 and 'test result: ok. 1 passed; 0 failed;'; exit $RC, last lines: $(tail -4 /tmp/test.out | tr '\n' '|')"
   done
-  [ "$(drv "$E1000")" = e1000 ]; check "sysfs-e1000-rebound sysfs afterwards: $E1000 bound to e1000" $?
-  [ "$(drv "$EDU")" = none ]; check "sysfs-edu-unbound sysfs afterwards: $EDU unbound, as found" $?
+  [ "$(drv "$E1000")" = e1000 ]
+  check "sysfs-e1000-rebound sysfs afterwards: $E1000 bound to e1000" $? "expected e1000; saw $(drv "$E1000")"
+  [ "$(drv "$EDU")" = none ]
+  check "sysfs-edu-unbound sysfs afterwards: $EDU unbound, as found" $? "expected none; saw $(drv "$EDU")"
   # Checked on the host with jq: the JSON goes out on the serial console between markers.
   echo "GUEST-LIST-BEGIN"; ocetool list --all --json; RC=$?; echo; echo "GUEST-LIST-END rc=$RC"
   echo "GUEST-ADDRESSES edu=$EDU e1000=$E1000"
@@ -151,19 +154,23 @@ else
   # it back.
   ocetool --device "$E1000" --unbind --yes query 2>/tmp/err; RC=$?; cat /tmp/err
   [ "$RC" = 3 ] && grep -q "not an Emulex OneConnect function" /tmp/err && [ "$(drv "$E1000")" = e1000 ]
-  check "cli-not-oneconnect ocetool --device e1000 --unbind query: refused as not OneConnect, exit 3 (was $RC), e1000 untouched" $?
+  check "cli-not-oneconnect ocetool --device e1000 --unbind query: refused as not OneConnect, exit 3 (was $RC), e1000 untouched" $? \
+    "expected exit 3, 'not an Emulex OneConnect function', e1000 bound; exit $RC, driver $(drv "$E1000"), stderr: $(head -2 /tmp/err | tr '\n' '|')"
   OCETOOL_UNSAFE_ANY_DEVICE=1 ocetool --device "$E1000" profiles; RC=$?
   [ "$RC" = 4 ] && [ "$(drv "$E1000")" = e1000 ]
-  check "cli-no-unbind ocetool --device e1000 profiles without --unbind: exit 4 (was $RC)" $?
+  check "cli-no-unbind ocetool --device e1000 profiles without --unbind: exit 4 (was $RC)" $? \
+    "expected exit 4 and e1000 bound; exit $RC, driver $(drv "$E1000")"
   # query without --unbind answers from the kernel while the driver holds the function: the
   # ETHTOOL_GDRVINFO ioctl reaches the real e1000 driver (which reports no firmware version).
   OCETOOL_UNSAFE_ANY_DEVICE=1 ocetool --device "$E1000" --json query >/tmp/kq.json; RC=$?; cat /tmp/kq.json
   [ "$RC" = 0 ] && grep -q '"source": "kernel"' /tmp/kq.json && grep -q 'reports no firmware version' /tmp/kq.json \
     && [ "$(drv "$E1000")" = e1000 ]
-  check "cli-kernel-query ocetool --device e1000 query: answered from the kernel (source kernel, the driver asked), exit 0 (was $RC)" $?
+  check "cli-kernel-query ocetool --device e1000 query: answered from the kernel (source kernel, the driver asked), exit 0 (was $RC)" $? \
+    "expected exit 0, source kernel, 'reports no firmware version', e1000 bound; exit $RC, driver $(drv "$E1000"), output: $(tr -d '\n' </tmp/kq.json | tr -s ' ' | cut -c1-250)"
   OCETOOL_UNSAFE_ANY_DEVICE=1 ocetool --device "$E1000" --unbind --yes query 2>/tmp/err; RC=$?; cat /tmp/err
   [ "$RC" = 1 ] && grep -q SLI_INTF /tmp/err && [ "$(drv "$E1000")" = e1000 ]
-  check "cli-unbind ocetool --device e1000 --unbind query: reached the mailbox (SLI_INTF), exit 1 (was $RC), e1000 bound again" $?
+  check "cli-unbind ocetool --device e1000 --unbind query: reached the mailbox (SLI_INTF), exit 1 (was $RC), e1000 bound again" $? \
+    "expected exit 1 naming SLI_INTF, e1000 bound again; exit $RC, driver $(drv "$E1000"), stderr: $(head -2 /tmp/err | tr '\n' '|')"
 fi
 echo "GUEST-DONE"
 poweroff -f
@@ -175,17 +182,18 @@ say "kernel $KPKG, initramfs $(( $(stat -c %s "$WORK/initramfs.cpio.gz") / 1024 
 # 5. Boot. TCG always: /dev/kvm may exist but be unusable (recipe pitfall 2). Each device on the
 #    root bus gets its own IOMMU group.
 T1=$(date +%s)
+QEMU_BOOT_LOGS=$WORK/serial.log   # qemu_summary reads a kernel panic from it
 set +e
 timeout "$QEMU_TIMEOUT" "$QEMU" -accel tcg -machine q35 -cpu max -smp 1 -m 512M \
   -device intel-iommu -device edu -device e1000,romfile= \
   -nographic -nodefaults -no-reboot -serial stdio -display none \
   -kernel "$VMLINUZ" -initrd "$WORK/initramfs.cpio.gz" \
-  -append "console=ttyS0 intel_iommu=on panic=-1 quiet loglevel=4 edd=off" </dev/null \
+  -append "$(qemu_cmdline intel_iommu=on)" </dev/null \
   | tr -d '\r' | tee "$WORK/serial.log"
 QRC=${PIPESTATUS[0]}
-set -e
 echo >>"$WORK/serial.log"   # a guest cut off mid-line must not swallow the host's first check line
 say "qemu exited with $QRC after $(( $(date +%s) - T1 ))s"
+# The host's checks run under set +e: a grep that finds nothing fails its check, not the script.
 
 # 6. `ocetool list --all --json` from the guest: both devices, each with the right driver.
 read -r EDU E1000 < <(sed -n 's/^GUEST-ADDRESSES edu=\(\S*\) e1000=\(\S*\)$/\1 \2/p' "$WORK/serial.log") || true
@@ -196,10 +204,13 @@ driver_in_list() {
     '[.other_functions[] | select(.address == $a) | .driver] == [if $d == "none" then null else $d end]' \
     "$WORK/list.json" >/dev/null 2>&1
 }
+listed() { jq -c --arg a "$1" '[.other_functions[] | select(.address == $a) | {address, driver}]' "$WORK/list.json" 2>&1 | cut -c1-200; }
 R=0; { [ "$LIST_RC" = 0 ] && [ -n "${EDU:-}" ] && driver_in_list "$EDU" none; } || R=1
-host_check "$WORK/serial.log" "list-edu ocetool list --all --json: edu ${EDU:-?}, no driver" $R
+host_check "$WORK/serial.log" "list-edu ocetool list --all --json: edu ${EDU:-?}, no driver" $R \
+  "expected exit 0 and edu ${EDU:-?} with driver null; exit ${LIST_RC:-?}, listed: $(listed "${EDU:-}")"
 R=0; { [ "$LIST_RC" = 0 ] && [ -n "${E1000:-}" ] && driver_in_list "$E1000" e1000; } || R=1
-host_check "$WORK/serial.log" "list-e1000 ocetool list --all --json: e1000 ${E1000:-?} on e1000" $R
+host_check "$WORK/serial.log" "list-e1000 ocetool list --all --json: e1000 ${E1000:-?} on e1000" $R \
+  "expected exit 0 and e1000 ${E1000:-?} with driver e1000; exit ${LIST_RC:-?}, listed: $(listed "${E1000:-}")"
 grep '^GUEST-CHECK [A-Z]* list-' "$WORK/serial.log"
 
 # 7. Count, by ID (qemu_summary, tests/qemu/lib.sh): each expected check passes only with exactly

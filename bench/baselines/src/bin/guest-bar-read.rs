@@ -4,7 +4,8 @@
 //! guest → QEMU → server → QEMU → guest. Run by `tests/qemu/smoke.sh`; reported in
 //! docs/performance.md.
 //!
-//! Usage: `guest-bar-read BDF [OFFSET] [READS]`; prints one line with the median of 5 rounds.
+//! Usage: `guest-bar-read BDF [OFFSET] [READS]`; prints one line with the value read first and the
+//! median of 5 rounds.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -35,6 +36,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let value = bar.read32(offset);
     let mut rounds = Vec::new();
     let mut sink = 0u32;
     for _ in 0..5 {
@@ -46,7 +48,7 @@ fn main() -> ExitCode {
     }
     rounds.sort_by(f64::total_cmp);
     println!(
-        "guest-bar-read: {reads} reads of BAR0+{offset:#x} per round, median {:.1} us per read (rounds {:.1}..{:.1} us; sum {sink:#x})",
+        "guest-bar-read: BAR0+{offset:#x} reads {value:#010x}; {reads} reads per round, median {:.1} us per read (rounds {:.1}..{:.1} us; sum {sink:#x})",
         rounds[2], rounds[0], rounds[4]
     );
     ExitCode::SUCCESS

@@ -244,8 +244,8 @@ host_check "$LOG" "mac-equal the netdev's MAC ($(value mac)) is the state file's
 # and "Using profile 0x%x" (GET_ACTIVE_PROFILE): spec/be2net-driver.md §0.2 (log strings), §2.
 GUEST_MODE=$(sed -n 's/^GUEST-DMESG .*FW config: function_mode=\(0x[0-9a-f]*\),.*/\1/p' "$LOG" | head -1)
 R=0; [ -n "$GUEST_MODE" ] && [ "$((GUEST_MODE))" = "$FUNCTION_MODE" ] || R=1
-host_check "$LOG" "function-mode be2net's FW config function_mode (${GUEST_MODE:-not logged}) is the state file's active profile's ($FUNCTION_MODE)" $R \
-  "expected $FUNCTION_MODE (state.json runtime.active.pf_type, design.md §6); be2net logged: $(grep -m1 '^GUEST-DMESG .*FW config' "$LOG" || echo nothing)"
+host_check "$LOG" "function-mode be2net's FW config function_mode (${GUEST_MODE:-not logged}) is the state file's active profile's (0x$FUNCTION_MODE)" $R \
+  "expected 0x$FUNCTION_MODE (state.json runtime.active.pf_type, design.md §6); be2net logged: $(grep -m1 '^GUEST-DMESG .*FW config' "$LOG" || echo nothing)"
 GUEST_PROFILE=$(sed -n 's/^GUEST-DMESG .*Using profile \(0x[0-9a-f]*\)$/\1/p' "$LOG" | head -1)
 R=0; [ -n "$GUEST_PROFILE" ] && [ "$((GUEST_PROFILE))" = "$PROFILE_ID" ] || R=1
 host_check "$LOG" "active-profile be2net's active profile (${GUEST_PROFILE:-not logged}) is the state file's runtime.active_profile ($PROFILE_ID)" $R \

@@ -11,7 +11,7 @@ use oce_pci::ids::pair_string;
 use oce_pci::{Chip, FunctionKind, PciAddress, Roots, sysfs};
 
 use crate::args::GlobalArgs;
-use crate::error::{CliError, CliResult, ErrorKind, pci_error};
+use crate::error::{CliError, CliResult, ErrorCode, pci_error};
 use crate::lock::DeviceLock;
 
 /// A device as the user named it.
@@ -32,14 +32,17 @@ impl DeviceSpec {
         if let Some(dir) = s.strip_prefix("emu:") {
             if dir.is_empty() {
                 return Err(CliError::new(
-                    ErrorKind::Usage,
+                    ErrorCode::BadArgument,
                     "--device emu: needs a directory after the colon (emu:DIR)",
                 ));
             }
             return Ok(Self::Emulator(PathBuf::from(dir)));
         }
         s.parse::<PciAddress>().map(Self::Pci).map_err(|e| {
-            CliError::new(ErrorKind::Usage, format!("bad --device {s:?}: {e}; or use emu / emu:DIR for the emulator"))
+            CliError::new(
+                ErrorCode::BadArgument,
+                format!("bad --device {s:?}: {e}; or use emu / emu:DIR for the emulator"),
+            )
         })
     }
 
@@ -73,14 +76,14 @@ pub fn select_device(global: &GlobalArgs) -> CliResult<DeviceSpec> {
                 format!("found only {}", found.join(", "))
             };
             Err(CliError::new(
-                ErrorKind::NoDevice,
+                ErrorCode::NoSuchDevice,
                 format!(
                     "no OCe14000 adapter to work on ({found}); pass --device BDF, or --device emu for the emulator"
                 ),
             ))
         }
         many => Err(CliError::new(
-            ErrorKind::NoDevice,
+            ErrorCode::NoSuchDevice,
             format!(
                 "{} OCe14000 adapters found ({}); choose one with --device (see `ocetool list`), or --device emu for the emulator",
                 many.len(),
@@ -117,7 +120,7 @@ pub fn skyhawk_adapters(global: &GlobalArgs) -> CliResult<(Inventory, Vec<PciAdd
 pub fn check_supported(roots: &Roots, addr: PciAddress) -> CliResult<()> {
     if !roots.device_dir(addr).exists() {
         return Err(CliError::new(
-            ErrorKind::NoDevice,
+            ErrorCode::NoSuchDevice,
             format!("no such PCI device: {addr}; see `ocetool list` for the adapters ocetool can drive"),
         ));
     }
@@ -130,7 +133,7 @@ pub fn check_supported(roots: &Roots, addr: PciAddress) -> CliResult<()> {
     let info = discover::describe(roots, addr).map_err(|e| pci_error(&format!("cannot read {addr}"), &e))?;
     let Some(info) = info else {
         return Err(CliError::new(
-            ErrorKind::NoDevice,
+            ErrorCode::UnsupportedDevice,
             format!(
                 "{addr} is not an Emulex OneConnect function; see `ocetool list` for the adapters ocetool can drive"
             ),
@@ -140,7 +143,7 @@ pub fn check_supported(roots: &Roots, addr: PciAddress) -> CliResult<()> {
         info.blockers.iter().find(|b| matches!(b, Blocker::UnsupportedChip(_) | Blocker::Fcoe | Blocker::Iscsi));
     if let Some(b) = inherent {
         return Err(CliError::new(
-            ErrorKind::NoDevice,
+            ErrorCode::UnsupportedDevice,
             format!("{addr} ({}): {b}", pair_string(info.vendor_id, info.device_id)),
         ));
     }
@@ -213,7 +216,7 @@ pub fn default_emulator_dir() -> CliResult<PathBuf> {
         .or_else(|| std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".local/state")));
     base.map(|b| b.join("ocetool").join("emu")).ok_or_else(|| {
         CliError::new(
-            ErrorKind::Usage,
+            ErrorCode::BadArgument,
             "cannot place the default emulator state: neither XDG_STATE_HOME nor HOME is set; use --device emu:DIR",
         )
     })
@@ -257,9 +260,9 @@ mod tests {
     fn parses_device_forms() {
         assert_eq!(DeviceSpec::parse("emu:/tmp/x").unwrap(), DeviceSpec::Emulator("/tmp/x".into()));
         assert_eq!(DeviceSpec::parse("03:00.0").unwrap(), DeviceSpec::Pci("0000:03:00.0".parse().unwrap()));
-        assert_eq!(DeviceSpec::parse("emu:").unwrap_err().kind, ErrorKind::Usage);
+        assert_eq!(DeviceSpec::parse("emu:").unwrap_err().code, ErrorCode::BadArgument);
         let err = DeviceSpec::parse("eth0").unwrap_err();
-        assert_eq!(err.kind, ErrorKind::Usage);
+        assert_eq!(err.code, ErrorCode::BadArgument);
         assert!(err.message.contains("emu:DIR"), "{}", err.message);
     }
 

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::args::{EmulatorAction, FaultAction, GlobalArgs};
 use crate::device::{DeviceSpec, lock_device, select_device};
-use crate::error::{CliError, CliResult, ErrorKind, emulator_error};
+use crate::error::{CliError, CliResult, ErrorCode, emulator_error};
 use crate::output::{Report, printable};
 
 /// Opens the emulator in `dir`, creating a factory-fresh one when `dir` does not exist or is
@@ -28,7 +28,7 @@ pub fn check_state_dir(dir: &Path) -> CliResult<()> {
         dir.join(oce_emulator::state::STATE_FILE).exists() || dir.join(oce_emulator::state::FLASH_FILE).exists();
     if !has_state && dir.is_dir() && !is_empty_dir(dir)? {
         return Err(CliError::new(
-            ErrorKind::NoDevice,
+            ErrorCode::BadEmulatorState,
             format!(
                 "{} is not an emulator state directory (no {}); use a new or empty directory for emu:DIR",
                 dir.display(),
@@ -38,7 +38,7 @@ pub fn check_state_dir(dir: &Path) -> CliResult<()> {
     }
     if dir.exists() && !dir.is_dir() {
         return Err(CliError::new(
-            ErrorKind::NoDevice,
+            ErrorCode::BadEmulatorState,
             format!("{} is not a directory; emu:DIR needs a directory", dir.display()),
         ));
     }
@@ -47,7 +47,7 @@ pub fn check_state_dir(dir: &Path) -> CliResult<()> {
 
 fn is_empty_dir(dir: &Path) -> CliResult<bool> {
     let mut entries = std::fs::read_dir(dir)
-        .map_err(|e| CliError::new(ErrorKind::NoDevice, format!("cannot read {}: {e}", dir.display())))?;
+        .map_err(|e| CliError::new(ErrorCode::BadEmulatorState, format!("cannot read {}: {e}", dir.display())))?;
     Ok(entries.next().is_none())
 }
 
@@ -100,7 +100,7 @@ pub fn run(global: &GlobalArgs, action: &EmulatorAction) -> CliResult<EmulatorOu
     let spec = select_device(global)?;
     let DeviceSpec::Emulator(dir) = &spec else {
         return Err(CliError::new(
-            ErrorKind::Usage,
+            ErrorCode::BadArgument,
             format!(
                 "`ocetool emulator` works on an emulated adapter, not on {}; use --device emu or emu:DIR",
                 spec.describe()
@@ -146,7 +146,7 @@ pub fn run(global: &GlobalArgs, action: &EmulatorAction) -> CliResult<EmulatorOu
                 }
                 FaultAction::Clear { names, .. } => {
                     for n in names {
-                        emu.clear_fault(n).map_err(|e| CliError::from_error(ErrorKind::Usage, "", &e))?;
+                        emu.clear_fault(n).map_err(|e| CliError::from_error(ErrorCode::BadArgument, "", &e))?;
                     }
                     "fault clear"
                 }
@@ -162,7 +162,10 @@ pub fn run(global: &GlobalArgs, action: &EmulatorAction) -> CliResult<EmulatorOu
 
 /// Parses fault specs, all before any is set, so a bad one sets none of them (exit 2).
 pub fn parse_fault_specs(specs: &[String]) -> CliResult<Vec<FaultSpec>> {
-    specs.iter().map(|s| FaultSpec::parse(s).map_err(|e| CliError::from_error(ErrorKind::Usage, "", &e))).collect()
+    specs
+        .iter()
+        .map(|s| FaultSpec::parse(s).map_err(|e| CliError::from_error(ErrorCode::BadArgument, "", &e)))
+        .collect()
 }
 
 impl Report for FaultReport {

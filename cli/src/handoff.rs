@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::args::GlobalArgs;
 use crate::device::{DeviceSpec, HeldFunction, drivers_on_the_card};
-use crate::error::{CliError, CliResult, ErrorKind, pci_error};
+use crate::error::{CliError, CliResult, ErrorCode, pci_error};
 use crate::output::{Report, confirm};
 
 /// `handoff` in a command's JSON: the backend, why, and the functions ocetool moved for the
@@ -187,7 +187,7 @@ pub fn refuse_reset_under_drivers(roots: &Roots, plan: &Plan) -> CliResult<()> {
         _ => format!("the sysfs backend hands off only {}", plan.address),
     };
     Err(CliError::new(
-        ErrorKind::Refused,
+        ErrorCode::CardInUse,
         format!(
             "refusing to reset the chip of {addr}: the reset restarts every function of the card, and {names} \
              {stays} on a host driver through it ({moved}); unbind {them} first (echo {a} > \

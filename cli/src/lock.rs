@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use oce_pci::trust::{self, Owners};
 use oce_pci::{PciError, signals};
 
-use crate::error::{CliError, CliResult, ErrorKind, own_file_error, pci_error, stopped};
+use crate::error::{CliError, CliResult, ErrorCode, own_file_error, pci_error, stopped};
 
 /// How often a waiting ocetool tries the lock again.
 const POLL: Duration = Duration::from_millis(20);
@@ -61,7 +61,7 @@ impl DeviceLock {
             tracing::info!(lock = %path.display(), "the lock file was replaced while ocetool took it: taking the one now there");
         }
         Err(CliError::new(
-            ErrorKind::Busy,
+            ErrorCode::DeviceBusy,
             format!(
                 "device busy: the lock file {} of {device} was removed or replaced {} times while ocetool took it; \
                  stop whatever removes it, then retry",
@@ -78,7 +78,7 @@ fn prepare_dir(dir: &Path) -> CliResult<Metadata> {
     match trust::check_lock_dir(dir, owners) {
         Err(PciError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
             std::fs::DirBuilder::new().recursive(true).mode(0o755).create(dir).map_err(|e| {
-                CliError::new(ErrorKind::Failed, format!("cannot create the lock directory {}: {e}", dir.display()))
+                CliError::new(ErrorCode::IoError, format!("cannot create the lock directory {}: {e}", dir.display()))
             })?;
             trust::check_lock_dir(dir, owners).map_err(|e| pci_error("cannot use the lock directory", &e))
         }
@@ -117,7 +117,7 @@ fn share_with_group(file: &File, path: &Path, gid: u32) -> CliResult<()> {
         .and_then(|()| file.set_permissions(Permissions::from_mode(SHARED_LOCK_MODE)));
     shared.map_err(|e| {
         CliError::new(
-            ErrorKind::Failed,
+            ErrorCode::IoError,
             format!("cannot give the lock file {} to the lock directory's group {gid}: {e}", path.display()),
         )
     })
@@ -136,7 +136,7 @@ fn wait_for(file: &File, path: &Path, deadline: Instant, device: &str, proc_root
             }
             Err(std::fs::TryLockError::WouldBlock) => return Err(busy(file, path, device, proc_root)),
             Err(std::fs::TryLockError::Error(e)) => {
-                return Err(CliError::new(ErrorKind::Failed, format!("cannot lock {}: {e}", path.display())));
+                return Err(CliError::new(ErrorCode::IoError, format!("cannot lock {}: {e}", path.display())));
             }
         }
     }
@@ -152,7 +152,7 @@ fn busy(file: &File, path: &Path, device: &str, proc_root: &Path) -> CliError {
     };
     let stop = if holder.is_some() { " (or stop that process)" } else { "" };
     CliError::new(
-        ErrorKind::Busy,
+        ErrorCode::DeviceBusy,
         format!(
             "device busy: the lock of {device} ({}) is held by {who}; wait for it to finish{stop}, or raise --wait",
             path.display()

@@ -5,6 +5,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::PathBuf;
 
 use super::*;
+use crate::error::ErrorKind;
 
 const PROC: &str = "/proc";
 
@@ -18,7 +19,7 @@ fn second_lock_is_busy_and_names_the_holder() {
     let path = d.path().join("dev.lock");
     let first = DeviceLock::acquire(&path, Duration::ZERO, "x", Path::new(PROC)).unwrap();
     let err = DeviceLock::acquire(&path, Duration::from_millis(50), "x", Path::new(PROC)).unwrap_err();
-    assert_eq!(err.kind, ErrorKind::Busy);
+    assert_eq!(err.kind(), ErrorKind::Busy);
     // This process holds it (through `first`): /proc/locks says so.
     let me = std::process::id();
     assert!(err.message.contains(&format!("is held by process {me} (")), "{}", err.message);
@@ -45,13 +46,13 @@ fn a_lock_path_that_is_a_symlink_or_a_fifo_is_refused() {
     let link = d.path().join("dev.lock");
     std::os::unix::fs::symlink(&target, &link).unwrap();
     let err = DeviceLock::acquire(&link, Duration::ZERO, "x", Path::new(PROC)).unwrap_err();
-    assert_eq!(err.kind, ErrorKind::Refused, "{}", err.message);
+    assert_eq!(err.kind(), ErrorKind::Refused, "{}", err.message);
     assert!(err.message.contains("is a symbolic link"), "{}", err.message);
     assert_eq!(std::fs::read(&target).unwrap(), b"keep");
     let fifo = d.path().join("fifo.lock");
     assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
     let err = DeviceLock::acquire(&fifo, Duration::ZERO, "x", Path::new(PROC)).unwrap_err();
-    assert_eq!(err.kind, ErrorKind::Refused, "{}", err.message);
+    assert_eq!(err.kind(), ErrorKind::Refused, "{}", err.message);
     assert!(err.message.contains("named pipe"), "{}", err.message);
 }
 
@@ -109,7 +110,7 @@ fn in_a_directory_shared_with_a_group_that_groups_lock_file_is_taken() {
     let take = || DeviceLock::acquire(&path, Duration::ZERO, "x", Path::new(PROC));
     // A private directory: another user's file is refused.
     let err = take().unwrap_err();
-    assert_eq!(err.kind, ErrorKind::Refused, "{}", err.message);
+    assert_eq!(err.kind(), ErrorKind::Refused, "{}", err.message);
     assert!(err.message.contains("owned by another user"), "{}", err.message);
     // The directory shared with group 65534 (0770, like /run/lock/ocetool): the group's file is
     // taken; another group's file still is not.
@@ -117,7 +118,7 @@ fn in_a_directory_shared_with_a_group_that_groups_lock_file_is_taken() {
     std::fs::set_permissions(&locks, std::fs::Permissions::from_mode(0o770)).unwrap();
     drop(take().unwrap());
     std::os::unix::fs::chown(&path, None, Some(0)).unwrap();
-    assert_eq!(take().unwrap_err().kind, ErrorKind::Refused);
+    assert_eq!(take().unwrap_err().kind(), ErrorKind::Refused);
     // Others may write it too (no sticky bit): the directory itself is refused.
     std::fs::set_permissions(&locks, std::fs::Permissions::from_mode(0o777)).unwrap();
     assert!(take().unwrap_err().message.contains("writable by others"));

@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use crate::args::{Cli, Command, FwAction};
-use crate::error::{CliError, CliResult, ErrorKind};
+use crate::error::{CliError, CliResult, ErrorCode, ErrorKind};
 use crate::output::{ErasedReport, print_error, print_report};
 use crate::session::run_job;
 
@@ -43,7 +43,7 @@ fn main() -> ExitCode {
         }
         Err(err) => {
             print_error(&err, cli.global.json, cli.global.verbose);
-            err.kind.exit_code()
+            err.kind().exit_code()
         }
     };
     logging::finish(code);
@@ -64,7 +64,7 @@ fn usage_error(argv: &[std::ffi::OsString], e: &clap::Error) -> ExitCode {
     let detail = rendered.split("\n\n").next().unwrap_or_default().lines().map(str::trim).collect::<Vec<_>>().join(" ");
     let detail = detail.trim_start_matches("error: ");
     let message = if detail.is_empty() { e.kind().as_str().unwrap_or("bad arguments") } else { detail };
-    let err = CliError::new(ErrorKind::Usage, message).hint("see `ocetool --help`");
+    let err = CliError::new(ErrorCode::BadArgument, message).hint("see `ocetool --help`");
     print_error(&err, argv.iter().any(|a| a == "--json"), 0);
     ExitCode::from(ErrorKind::Usage.exit_code())
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use oce_pci::signals;
 use serde::Serialize;
 
-use crate::error::{CliError, CliResult, ErrorKind, stopped};
+use crate::error::{CliError, CliResult, ErrorCode, stopped};
 
 /// The schema every JSON document names in its `schema` field. Fields scripts key on are only
 /// ever added under one schema; a rename or removal would be `ocetool/2`.
@@ -58,7 +58,7 @@ impl<T: Report> ErasedReport for T {
     fn json(&self) -> String {
         let mut s = serde_json::to_string_pretty(&Document { schema: SCHEMA, body: self }).unwrap_or_else(|e| {
             format!(
-                "{{\"schema\": \"{SCHEMA}\", \"error\": {{\"kind\": \"failed\", \"message\": \"cannot encode the result: {e}\"}}}}"
+                "{{\"schema\": \"{SCHEMA}\", \"error\": {{\"kind\": \"failed\", \"code\": \"internal-error\", \"message\": \"cannot encode the result: {e}\"}}}}"
             )
         });
         s.push('\n');
@@ -78,7 +78,7 @@ pub fn print_error(err: &CliError, json: bool, verbose: u8) {
     if json {
         let doc = serde_json::json!({
             "schema": SCHEMA,
-            "error": { "kind": err.kind.name(), "message": err.message, "causes": err.causes }
+            "error": { "kind": err.kind().name(), "code": err.code.name(), "message": err.message, "causes": err.causes }
         });
         let mut stdout = std::io::stdout().lock();
         let _ = writeln!(stdout, "{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
@@ -105,7 +105,7 @@ pub fn confirm(yes: bool, action: &str) -> CliResult<()> {
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
         return Err(CliError::new(
-            ErrorKind::Refused,
+            ErrorCode::ConfirmationRequired,
             format!("refusing to {action} without confirmation: stdin is not a terminal; pass --yes"),
         ));
     }
@@ -117,7 +117,7 @@ pub fn confirm(yes: bool, action: &str) -> CliResult<()> {
     })?;
     match line.trim() {
         "y" | "Y" | "yes" | "YES" | "Yes" => Ok(()),
-        _ => Err(CliError::new(ErrorKind::Refused, format!("did not {action}: not confirmed"))),
+        _ => Err(CliError::new(ErrorCode::ConfirmationRequired, format!("did not {action}: not confirmed"))),
     }
 }
 
@@ -140,10 +140,12 @@ fn read_answer() -> CliResult<String> {
         }
         match rx.recv_timeout(Duration::from_millis(20)) {
             Ok(Ok(line)) => return Ok(line),
-            Ok(Err(e)) => return Err(CliError::new(ErrorKind::Refused, format!("cannot read the answer: {e}"))),
+            Ok(Err(e)) => {
+                return Err(CliError::new(ErrorCode::ConfirmationRequired, format!("cannot read the answer: {e}")));
+            }
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => {
-                return Err(CliError::new(ErrorKind::Refused, "cannot read the answer: stdin closed"));
+                return Err(CliError::new(ErrorCode::ConfirmationRequired, "cannot read the answer: stdin closed"));
             }
         }
     }

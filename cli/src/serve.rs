@@ -15,7 +15,7 @@ use serde::Serialize;
 use crate::args::{FaultAction, GlobalArgs};
 use crate::device::{DeviceSpec, emulator_lock_path};
 use crate::emulator::{FaultReport, check_state_dir, parse_fault_specs};
-use crate::error::{CliError, CliResult, ErrorKind, control_error, emulator_error, socket_error};
+use crate::error::{CliError, CliResult, ErrorCode, control_error, emulator_error, socket_error};
 use crate::output::Report;
 
 /// What `ocetool emulator serve` prints when the session is over.
@@ -76,14 +76,14 @@ pub fn run(global: &GlobalArgs, dir: &Path, socket: &Path) -> CliResult<ServeRep
         outcome
     });
     let outcome = outcome
-        .map_err(|e| CliError::new(ErrorKind::Failed, format!("serving on {} failed: {e}", socket.display())))?;
+        .map_err(|e| CliError::new(ErrorCode::ServeFailed, format!("serving on {} failed: {e}", socket.display())))?;
     let (intx_sent, msix_sent) = adapter.irqs.sent();
     let outcome = match outcome {
         Outcome::Disconnected => "disconnected",
         Outcome::Stopped => "stopped",
         Outcome::ClientError(why) => {
             return Err(CliError::new(
-                ErrorKind::Failed,
+                ErrorCode::ServeFailed,
                 format!(
                     "the VM broke the vfio-user protocol ({why}); the connection was closed and the adapter's state is saved"
                 ),

@@ -13,7 +13,7 @@ use oce_pci::{SysfsFunction, VfioFunction, backend, signals};
 use crate::args::GlobalArgs;
 use crate::device::{DeviceSpec, check_supported, lock_device, select_device};
 use crate::emulator::{open_emulator, print_events};
-use crate::error::{CliError, CliResult, ErrorKind, mailbox_error, pci_error, stopped};
+use crate::error::{CliError, CliResult, ErrorCode, mailbox_error, pci_error, stopped};
 use crate::handoff::{HandOffJson, Handed, confirm_unbind, refuse_reset_under_drivers, repair_leftover};
 
 /// An adapter ready for commands.
@@ -195,7 +195,7 @@ pub fn open_session<F: PciFunction>(
 pub fn require_physical_function<F: PciFunction>(session: &Session<F>, what: &str) -> CliResult<()> {
     if session.mbox.is_virtual_function() {
         return Err(CliError::new(
-            ErrorKind::NoDevice,
+            ErrorCode::UnsupportedDevice,
             format!(
                 "{} is a virtual function: {what} works on the adapter's physical function; use the PF's address",
                 session.device.describe()

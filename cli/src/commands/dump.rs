@@ -10,7 +10,7 @@ use oce_mailbox::adapter::read_fat_dump;
 use oce_pci::PciFunction;
 use serde::Serialize;
 
-use crate::error::{CliError, CliResult, ErrorKind, dump_error, io_kind};
+use crate::error::{CliError, CliResult, ErrorCode, dump_error, io_code};
 use crate::output::Report;
 use crate::session::{Job, Session};
 
@@ -43,13 +43,13 @@ impl Dump {
         let dir = parent_dir(&self.output);
         if !dir.is_dir() {
             return Err(CliError::new(
-                ErrorKind::Usage,
+                ErrorCode::UnusableFile,
                 format!("cannot write {}: {} is not a directory", self.output.display(), dir.display()),
             ));
         }
         if self.output.is_dir() {
             return Err(CliError::new(
-                ErrorKind::Usage,
+                ErrorCode::UnusableFile,
                 format!("cannot write {}: it is a directory; name a file", self.output.display()),
             ));
         }
@@ -63,7 +63,7 @@ impl Job for Dump {
     fn run<F: PciFunction>(self, session: &mut Session<F>) -> CliResult<DumpJson> {
         let dump = read_fat_dump(&mut session.mbox, |_, _| ()).map_err(|e| dump_error(&e))?;
         write_atomically(&self.output, &dump).map_err(|e| {
-            CliError::new(io_kind(&e), format!("cannot write the dump to {}: {e}", self.output.display()))
+            CliError::new(io_code(&e), format!("cannot write the dump to {}: {e}", self.output.display()))
                 .hint("nothing was written there; choose another file")
         })?;
         Ok(DumpJson {

@@ -8,7 +8,7 @@ use clap::CommandFactory;
 use serde::Serialize;
 
 use crate::args::Cli;
-use crate::error::{CliError, CliResult, ErrorKind, io_kind};
+use crate::error::{CliError, CliResult, ErrorCode, io_code};
 use crate::output::Report;
 
 /// Man page section: ocetool is a system administration tool (man-pages(7): section 8).
@@ -33,7 +33,7 @@ pub struct ManpageReport {
 /// Writes `ocetool.8` and one page per subcommand (`ocetool-fw-update.8`, ...) into `dir`.
 pub fn manpages(dir: &Path) -> CliResult<ManpageReport> {
     std::fs::create_dir_all(dir)
-        .map_err(|e| CliError::new(io_kind(&e), format!("cannot create {}: {e}", dir.display())))?;
+        .map_err(|e| CliError::new(io_code(&e), format!("cannot create {}: {e}", dir.display())))?;
     let mut command = Cli::command().disable_help_subcommand(true);
     // Building names every subcommand for its page: `ocetool-fw-update`.
     command.build();
@@ -49,7 +49,7 @@ fn write_pages(dir: &Path, command: clap::Command, files: &mut Vec<PathBuf>) -> 
     let man = clap_mangen::Man::new(command).section(SECTION);
     let path = man
         .generate_to(dir)
-        .map_err(|e| CliError::new(ErrorKind::Failed, format!("cannot write {}: {e}", man.get_filename())))?;
+        .map_err(|e| CliError::new(ErrorCode::IoError, format!("cannot write {}: {e}", man.get_filename())))?;
     files.push(path);
     Ok(())
 }

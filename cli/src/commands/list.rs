@@ -9,7 +9,7 @@ use oce_pci::ids::pair_string;
 use serde::Serialize;
 
 use crate::args::GlobalArgs;
-use crate::error::{CliError, CliResult, ErrorKind};
+use crate::error::{CliError, CliResult, ErrorCode};
 use crate::output::Report;
 
 /// The `list` document: `adapters[]` (each with `functions[]`, which say the backend each
@@ -24,7 +24,7 @@ pub fn run(global: &GlobalArgs, all: bool) -> CliResult<ListReport> {
     let roots = global.roots();
     let scope = if all { Scope::All } else { Scope::OneConnect };
     discover(&roots, scope).map(ListReport).map_err(|e: PciError| {
-        CliError::from_error(ErrorKind::Failed, "cannot read the PCI devices from sysfs", &e)
+        CliError::from_error(ErrorCode::HostFailed, "cannot read the PCI devices from sysfs", &e)
             .hint("is sysfs mounted there? (--sysfs-root)")
     })
 }

@@ -16,7 +16,7 @@ use oce_pci::PciFunction;
 use serde::Serialize;
 
 use crate::args::RawArgs;
-use crate::error::{CliError, CliResult, ErrorKind, mailbox_error};
+use crate::error::{CliError, CliResult, ErrorCode, mailbox_error};
 use crate::output::{Report, confirm, hexdump};
 use crate::session::{Job, Session, stop_point};
 
@@ -43,13 +43,16 @@ impl Raw {
             (Some(len), _) => len,
             (None, true) => EMBEDDED_MAX,
             (None, false) => {
-                return Err(CliError::new(ErrorKind::Usage, "--non-embedded needs --length (the DMA buffer size)"));
+                return Err(CliError::new(
+                    ErrorCode::BadArgument,
+                    "--non-embedded needs --length (the DMA buffer size)",
+                ));
             }
         };
         let max = if embedded { EMBEDDED_MAX } else { MAX_NON_EMBEDDED };
         if len < HEADER_LEN || len > max {
             return Err(CliError::new(
-                ErrorKind::Usage,
+                ErrorCode::BadArgument,
                 format!(
                     "--length {len} is out of range: {HEADER_LEN}..={max} bytes for {} commands",
                     if embedded { "embedded" } else { "non-embedded" }
@@ -58,7 +61,7 @@ impl Raw {
         }
         if payload.len() > len - HEADER_LEN {
             return Err(CliError::new(
-                ErrorKind::Usage,
+                ErrorCode::BadArgument,
                 format!(
                     "--payload is {} bytes but a {len}-byte command holds only {} after the header",
                     payload.len(),
@@ -85,7 +88,7 @@ pub fn parse_hex(text: &str) -> CliResult<Vec<u8>> {
     let t = text.trim();
     let t = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")).unwrap_or(t);
     let cleaned: String = t.chars().filter(|c| !matches!(c, ' ' | ':' | '-' | '_' | '\n' | '\t')).collect();
-    hex::decode(&cleaned).map_err(|e| CliError::new(ErrorKind::Usage, format!("--payload is not valid hex: {e}")))
+    hex::decode(&cleaned).map_err(|e| CliError::new(ErrorCode::BadArgument, format!("--payload is not valid hex: {e}")))
 }
 
 /// What `raw` prints.
@@ -168,7 +171,7 @@ mod tests {
     fn hex_payload_forms() {
         assert_eq!(parse_hex("0x01 02:03-04").unwrap(), vec![1, 2, 3, 4]);
         assert_eq!(parse_hex("").unwrap(), Vec::<u8>::new());
-        assert_eq!(parse_hex("abc").unwrap_err().kind, ErrorKind::Usage);
-        assert_eq!(parse_hex("zz").unwrap_err().kind, ErrorKind::Usage);
+        assert_eq!(parse_hex("abc").unwrap_err().code, ErrorCode::BadArgument);
+        assert_eq!(parse_hex("zz").unwrap_err().code, ErrorCode::BadArgument);
     }
 }

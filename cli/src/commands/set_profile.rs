@@ -9,7 +9,7 @@ use oce_mailbox::adapter::{ProfileTarget, SwitchError, read_profiles, resolve_ta
 use oce_pci::PciFunction;
 use serde::Serialize;
 
-use crate::error::{CliError, CliResult, ErrorKind, mailbox_error, profile_error};
+use crate::error::{CliError, CliResult, ErrorCode, mailbox_error, profile_error};
 use crate::output::{Report, confirm};
 use crate::report::{FirmwareVersions, ProfilePair, ProfileRef, RunningState};
 use crate::session::{Job, Session, require_physical_function, stop_point};
@@ -72,7 +72,7 @@ impl Job for SetProfile {
             let outcome = set_next_profile(mbox, &before, target.id).map_err(|e| match e {
                 SwitchError::Mailbox(e) => mailbox_error("cannot set the next-boot profile", &e),
                 SwitchError::Profile(e) => profile_error(e),
-                other => CliError::from_error(ErrorKind::Failed, "cannot set the next-boot profile", &other),
+                other => CliError::from_error(ErrorCode::CommandFailed, "cannot set the next-boot profile", &other),
             })?;
             outcome.after
         } else {

@@ -26,7 +26,7 @@ use oce_pci::trust::{self, Owners};
 use oce_pci::{PciAddress, PciError};
 use serde::Deserialize;
 
-use crate::error::{CliError, CliResult, ErrorKind, file_error, file_kind};
+use crate::error::{CliError, CliResult, ErrorCode, ErrorKind, file_error, file_kind};
 
 /// The whole file.
 #[derive(Debug, Deserialize)]
@@ -160,7 +160,7 @@ pub fn load(path: &Path) -> CliResult<Config> {
     let owners = Owners::root_and_me();
     let missing = || {
         CliError::new(
-            ErrorKind::Usage,
+            ErrorCode::BadConfig,
             format!(
                 "no configuration at {}; write one (see the README, `ocetool apply`) or pass --config",
                 path.display()
@@ -174,7 +174,7 @@ pub fn load(path: &Path) -> CliResult<Config> {
     let mut file = open_regular(&resolved).map_err(|e| config_error(path, Some(&resolved), &e))?;
     let mut text = String::new();
     file.read_to_string(&mut text).map_err(|e| {
-        CliError::new(ErrorKind::Usage, format!("cannot read the configuration {}: {e}", path.display()))
+        CliError::new(ErrorCode::BadConfig, format!("cannot read the configuration {}: {e}", path.display()))
     })?;
     let mut config = parse(path, &text)?;
     let dir = config_dir(path)?;
@@ -201,7 +201,7 @@ fn config_error(path: &Path, resolved: Option<&Path>, e: &PciError) -> CliError 
         return file_error(&context, e);
     }
     let mut err = file_error("cannot read the configuration", e);
-    err.kind = ErrorKind::Usage;
+    err.code = ErrorCode::BadConfig;
     err
 }
 
@@ -209,7 +209,7 @@ fn config_error(path: &Path, resolved: Option<&Path>, e: &PciError) -> CliError 
 /// links not resolved): where relative image paths start.
 fn config_dir(path: &Path) -> CliResult<PathBuf> {
     let absolute = std::path::absolute(path).map_err(|e| {
-        CliError::new(ErrorKind::Usage, format!("cannot make {} an absolute path: {e}", path.display()))
+        CliError::new(ErrorCode::BadConfig, format!("cannot make {} an absolute path: {e}", path.display()))
     })?;
     Ok(absolute.parent().map_or_else(|| PathBuf::from("/"), Path::to_path_buf))
 }
@@ -235,7 +235,7 @@ pub fn parse(path: &Path, text: &str) -> CliResult<Config> {
         let located = e.span().map(|span| locate(text, span));
         let message = e.message().trim_end();
         CliError::new(
-            ErrorKind::Usage,
+            ErrorCode::BadConfig,
             match located {
                 Some((line, Some(key))) => format!("{}:{line}: key `{key}`: {message}", path.display()),
                 Some((line, None)) => format!("{}:{line}: {message}", path.display()),
@@ -275,7 +275,7 @@ mod tests {
 
     fn parse_err(text: &str) -> String {
         let err = parse(Path::new("/etc/ocetool/ocetool.toml"), text).unwrap_err();
-        assert_eq!(err.kind, ErrorKind::Usage);
+        assert_eq!(err.code, ErrorCode::BadConfig);
         err.message
     }
 

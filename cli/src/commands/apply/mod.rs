@@ -77,6 +77,7 @@ pub struct AdapterJson {
 #[derive(Debug, Serialize)]
 struct AdapterError {
     kind: &'static str,
+    code: &'static str,
     message: String,
     #[serde(skip)]
     exit_code: u8,
@@ -169,9 +170,10 @@ impl Progress {
             firmware: after.map(FirmwareJson::of),
             deferred: self.deferred,
             error: error.map(|e| AdapterError {
-                kind: e.kind.name(),
+                kind: e.kind().name(),
+                code: e.code.name(),
+                exit_code: e.kind().exit_code(),
                 message: e.message,
-                exit_code: e.kind.exit_code(),
             }),
         }
     }

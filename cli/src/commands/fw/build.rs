@@ -10,7 +10,7 @@ use oce_firmware::ufi::UfiImage;
 use serde::Serialize;
 
 use crate::args::LayoutArg;
-use crate::error::{CliError, CliResult, ErrorKind, io_kind};
+use crate::error::{CliError, CliResult, ErrorCode, io_code};
 use crate::output::Report;
 
 /// What `fw build` writes and prints.
@@ -43,9 +43,9 @@ pub fn run(version: &str, output: &Path, layout: LayoutArg, asic_type_rev: u8) -
         .layout(layout)
         .asic_type_rev(asic_type_rev)
         .build()
-        .map_err(|e| CliError::from_error(ErrorKind::Usage, "cannot build the image", &e))?;
+        .map_err(|e| CliError::from_error(ErrorCode::BadArgument, "cannot build the image", &e))?;
     let image = UfiImage::parse(&bytes)
-        .map_err(|e| CliError::from_error(ErrorKind::Failed, "the built image does not parse", &e))?;
+        .map_err(|e| CliError::from_error(ErrorCode::InternalError, "the built image does not parse", &e))?;
     let sections = image
         .sections()
         .map(|s| BuiltSection {
@@ -66,11 +66,11 @@ pub fn run(version: &str, output: &Path, layout: LayoutArg, asic_type_rev: u8) -
 }
 
 fn write_atomically(path: &Path, bytes: &[u8]) -> CliResult<()> {
-    let fail = |e: std::io::Error| CliError::new(io_kind(&e), format!("cannot write {}: {e}", path.display()));
+    let fail = |e: std::io::Error| CliError::new(io_code(&e), format!("cannot write {}: {e}", path.display()));
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path
         .file_name()
-        .ok_or_else(|| CliError::new(ErrorKind::Usage, format!("{} is not a file name", path.display())))?;
+        .ok_or_else(|| CliError::new(ErrorCode::UnusableFile, format!("{} is not a file name", path.display())))?;
     let tmp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;

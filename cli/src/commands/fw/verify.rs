@@ -118,7 +118,7 @@ impl Job for OnDevice {
         let image = UfiImage::parse(self.map.as_slice()).map_err(|e| image_error("the image changed", &e))?;
         let answer = match plan_on(session, &image, self.policy) {
             Ok(plan) => Ok(plan.version_change),
-            Err(e) if matches!(e.kind, ErrorKind::Refused | ErrorKind::NoDevice) => Err(e.message),
+            Err(e) if matches!(e.kind(), ErrorKind::Refused | ErrorKind::NoDevice) => Err(e.message),
             Err(e) => return Err(e),
         };
         let on_flash = flash::read_flash(&mut session.mbox).ok();

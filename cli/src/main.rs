@@ -12,6 +12,7 @@ mod help;
 mod lock;
 mod logging;
 mod output;
+mod reboot;
 mod report;
 mod serve;
 mod session;
@@ -80,11 +81,19 @@ fn run(cli: &Cli) -> CliResult<Box<dyn ErasedReport>> {
         Command::Profiles => run_job(g, commands::profiles::Profiles).map(boxed),
         Command::SetProfile(args) => {
             let job = commands::set_profile::SetProfile { target: args.target, dry_run: args.dry_run, yes: g.yes };
-            run_job(g, job).map(boxed)
+            let out = run_job(g, job)?;
+            if !args.dry_run {
+                reboot::record_selected(g, out.output.reset_required);
+            }
+            Ok(boxed(out))
         }
         Command::Reset { dry_run, force } => {
             let reset = commands::reset::Reset { dry_run: *dry_run, yes: g.yes };
-            run_job(g, commands::reset::ResetCommand { reset, force: *force }).map(boxed)
+            let out = run_job(g, commands::reset::ResetCommand { reset, force: *force })?;
+            if !dry_run {
+                reboot::record_selected(g, out.output.reset_required);
+            }
+            Ok(boxed(out))
         }
         Command::Doctor => commands::doctor::run(g).map(boxed),
         Command::Dcb => run_job(g, commands::dcb::Dcb).map(boxed),
@@ -102,7 +111,11 @@ fn run(cli: &Cli) -> CliResult<Box<dyn ErasedReport>> {
                 let policy = oce_firmware::flash::Policy { allow_downgrade: *allow_downgrade, force: *force };
                 let job = commands::fw::update::FwUpdate::new(file, policy, *dry_run, g.yes, g.json)?;
                 job.refuse_unparsable_early()?;
-                run_job(g, job).map(boxed)
+                let out = run_job(g, job)?;
+                if !dry_run && out.output.changed {
+                    reboot::record_selected(g, out.output.reset_required);
+                }
+                Ok(boxed(out))
             }
             FwAction::Build { version, output, layout, asic_type_rev } => {
                 commands::fw::build::run(version, output, *layout, *asic_type_rev).map(boxed)
@@ -110,7 +123,13 @@ fn run(cli: &Cli) -> CliResult<Box<dyn ErasedReport>> {
         },
         Command::Apply { config, dry_run, firmware_budget } => {
             let budget = firmware_budget.map(std::time::Duration::from_secs);
-            commands::apply::run(g, config, *dry_run, budget).map(boxed)
+            let out = commands::apply::run(g, config, *dry_run, budget)?;
+            if !dry_run {
+                for (device, reset_required) in out.read_back() {
+                    reboot::record(reboot::on_emulator(g), device, reset_required);
+                }
+            }
+            Ok(boxed(out))
         }
         Command::RestoreDrivers => commands::restore_drivers::run(g).map(boxed),
         Command::Manpage { out_dir } => commands::generate::manpages(out_dir).map(boxed),

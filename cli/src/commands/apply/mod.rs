@@ -380,6 +380,13 @@ fn postponed(busy: &[String]) -> String {
     format!("reset postponed: {} still bound; the stored state runs after a reboot", busy.join(", "))
 }
 
+impl ApplyJson {
+    /// Each adapter whose state was read back after the work, with whether it needs a reset.
+    pub fn read_back(&self) -> impl Iterator<Item = (&str, bool)> {
+        self.adapters.iter().filter(|a| a.profile.is_some()).map(|a| (a.device.as_str(), a.reset_required))
+    }
+}
+
 impl Report for ApplyJson {
     fn text(&self) -> String {
         let mut out = String::new();

@@ -9,7 +9,7 @@ out=target/packaging
 rm -rf "$out"
 mkdir -p "$out/man" "$out/completions"
 target/release/ocetool manpage --out-dir "$out/man" >/dev/null
-gzip -9n "$out"/man/*.8
+gzip -9n "$out"/man/*.8 "$out"/man/*.5
 target/release/ocetool completions bash >"$out/completions/ocetool"
 target/release/ocetool completions zsh >"$out/completions/_ocetool"
 target/release/ocetool completions fish >"$out/completions/ocetool.fish"

@@ -229,7 +229,8 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Write the man pages (section 8: ocetool.8 and one per subcommand) into a directory.
+    /// Write the man pages into a directory: ocetool.8, one section 8 page per subcommand
+    /// (ocetool-apply.8 also documents the boot hook and the unit) and ocetool.toml.5.
     Manpage {
         /// Where to write them.
         #[arg(long, value_name = "DIR")]
@@ -414,7 +415,7 @@ state directory; 5 when the adapter is busy, or a live server owns the socket.";
 pub enum FaultAction {
     /// Set one or more faults, e.g. `post-stuck=0x0002`, `gone`, `status=1:168:3`,
     /// `slow=1:167:500`, `flash-fail-at=3`, `power-loss-at=3`, `no-offset-mode`, `pfc-unsync`,
-    /// `link-down` (see docs/reliability.md for the whole list).
+    /// `link-down` (see /usr/share/doc/ocetool/reliability.md for the whole list).
     Set {
         /// Fault specs.
         #[arg(required = true, value_name = "SPEC")]

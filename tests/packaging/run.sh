@@ -75,7 +75,10 @@ if dpkg -s ocetool >/dev/null 2>&1; then
 elif [ -n "$deb" ]; then
     check "dpkg -i" dpkg -i "$deb"
     check "ocetool --version" sh -c 'ocetool --version | grep -qx "ocetool [0-9.]*"'
-    check "man -w ocetool (and a subcommand page)" sh -c 'man -w ocetool && man -w ocetool-apply'
+    check "man -w ocetool (and a subcommand page, and the configuration's)" \
+        sh -c 'man -w ocetool && man -w ocetool-apply && man -w 5 ocetool.toml'
+    check "the JSON Schemas and reliability.md are installed" \
+        sh -c 'test -s /usr/share/ocetool/schemas/error.json && test -s /usr/share/doc/ocetool/reliability.md'
     check "completion files" test -s /usr/share/bash-completion/completions/ocetool \
         -a -s /usr/share/zsh/vendor-completions/_ocetool -a -s /usr/share/fish/vendor_completions.d/ocetool.fish
     check "bash completion loads and completes subcommands" \

@@ -7,6 +7,7 @@ pub mod dump;
 pub mod fw;
 pub mod generate;
 pub mod list;
+pub mod man_pages;
 pub mod port;
 pub mod profiles;
 pub mod query;

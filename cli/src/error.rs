@@ -128,7 +128,7 @@ error_codes! {
         "writing the flash failed or the adapter rejected a section (CRC, signature); sections written are whole, run the update again";
     /// Moving a function between drivers failed.
     HandoffFailed = "handoff-failed", Failed,
-        "the driver hand-off failed: a sysfs write, or a driver that did not let go of the function or take it back";
+        "the driver hand-off failed: a sysfs write, a driver that did not let go of the function or take it back, or the record of a stopped ocetool's hand-off that cannot be used or undone";
     /// The host would not let ocetool reach the function.
     HostFailed = "host-failed", Failed,
         "the host would not let ocetool reach the function: reading sysfs, opening it through VFIO or sysfs, mapping its BARs or DMA memory";
@@ -277,7 +277,11 @@ fn pci_code(e: &PciError) -> ErrorCode {
         | PciError::BindTimeout { .. }
         | PciError::BindingChanged { .. }
         | PciError::RestoreFailed { .. }
-        | PciError::RestoreFailures { .. } => C::HandoffFailed,
+        | PciError::RestoreFailures { .. }
+        | PciError::RecordUntrusted { .. }
+        | PciError::RecordInvalid { .. }
+        | PciError::HandOffLeftOver { .. }
+        | PciError::RepairFailed { .. } => C::HandoffFailed,
         e if e.is_no_device() => C::NoSuchDevice,
         _ => C::HostFailed,
     }

@@ -90,6 +90,11 @@ fn every_command_on_an_emulated_adapter() {
     std::fs::write(path("old.toml"), "[[adapter]]\nmatch = { all = true }\nfirmware = \"old.ufi\"\n").unwrap();
     let refused = valid("apply", &on(&dev, &["apply", "--config", &path("old.toml")]));
     assert_eq!(refused["adapters"][0]["error"]["code"], "downgrade-refused");
+    // A flash whose worst case does not fit in the budget: deferred, and said so.
+    valid("fw-build", &ocetool(&["--json", "fw", "build", "--version", "11.3.0.0", "-o", &path("newer.ufi")]));
+    std::fs::write(path("newer.toml"), "[[adapter]]\nmatch = { all = true }\nfirmware = \"newer.ufi\"\n").unwrap();
+    let deferred = valid("apply", &on(&dev, &["apply", "--config", &path("newer.toml"), "--firmware-budget", "0"]));
+    assert!(deferred["adapters"][0]["deferred"].is_object(), "{deferred}");
     std::fs::write(path("none.toml"), "[[adapter]]\nmatch = { serial = \"none\" }\n").unwrap();
     valid("apply", &on(&dev, &["apply", "--config", &path("none.toml")]));
     valid("emulator", &on(&dev, &["emulator", "show"]));
@@ -176,6 +181,7 @@ fn on_tree(tree: &FakeTree, args: &[&str]) -> Run {
     let root = tree.roots().sysfs.parent().unwrap();
     common::command()
         .env("OCETOOL_LOCK_DIR", root.join("locks"))
+        .env("OCETOOL_RUN_DIR", root.join("run"))
         .arg("--sysfs-root")
         .arg(&tree.roots().sysfs)
         .arg("--dev-root")
@@ -210,6 +216,7 @@ fn the_host_s_side_on_a_fake_sysfs_tree() {
     tree.device(addr("0000:06:00.0"), 0x8086, 0x100e).group(9).driver("e1000");
     valid("list", &on_tree(&tree, &["list"]));
     valid("list", &on_tree(&tree, &["list", "--all"]));
+    valid("restore-drivers", &on_tree(&tree, &["restore-drivers"]));
     let kernel = valid("query", &on_tree(&tree, &["--device", PORT0, "query"]));
     assert_eq!(kernel["source"], "kernel");
     valid("doctor", &on_tree(&tree, &["doctor"]));

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::args::GlobalArgs;
 use crate::device::{DeviceSpec, lock_device, select_device};
-use crate::error::{CliError, CliResult, ErrorKind, pci_error};
+use crate::error::{CliError, CliResult, ErrorCode, pci_error};
 use crate::handoff::{RepairJson, repair_quietly};
 use crate::output::{Report, printable};
 
@@ -33,7 +33,7 @@ fn recorded(global: &GlobalArgs) -> CliResult<Vec<PciAddress>> {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => {
-            return Err(CliError::new(ErrorKind::Failed, format!("cannot read {}: {e}", roots.run.display())));
+            return Err(CliError::new(ErrorCode::IoError, format!("cannot read {}: {e}", roots.run.display())));
         }
     };
     let mut found = Vec::new();

@@ -35,7 +35,9 @@ Exit codes:
     a file or directory someone else could change)
   5 device busy (another ocetool)   130 / 143 stopped by SIGINT / SIGTERM
 
-With --json every result and error is one JSON document on stdout with \"schema\": \"ocetool/1\".";
+With --json every result and error is one JSON document on stdout with \"schema\": \"ocetool/1\";
+an error names its kind and its code (error.code: `man ocetool`, EXIT STATUS). JSON Schemas of
+every document: /usr/share/ocetool/schemas/.";
 
 /// Flags every subcommand accepts.
 #[derive(Debug, Args)]

@@ -127,10 +127,12 @@ pub fn fault_via_server(spec: &DeviceSpec, action: &FaultAction) -> CliResult<Op
         Err(ControlError::Io(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => Ok(None),
         // The server applies a request only if it can answer in time (the control socket's
         // deadline contract): busy or silent, it changed nothing, and a retry is safe.
-        Err(e @ (ControlError::Busy(_) | ControlError::TimedOut(_))) => {
-            Err(CliError::from_error(ErrorKind::Busy, "device busy: the running server did not take the change", &e)
-                .hint("try again"))
-        }
+        Err(e @ (ControlError::Busy(_) | ControlError::TimedOut(_))) => Err(CliError::from_error(
+            ErrorCode::DeviceBusy,
+            "device busy: the running server did not take the change",
+            &e,
+        )
+        .hint("try again")),
         Err(e) => Err(control_error(&e)),
     }
 }
@@ -139,8 +141,10 @@ pub fn fault_via_server(spec: &DeviceSpec, action: &FaultAction) -> CliResult<Op
 /// adapter a live server holds is.
 fn bind_error(e: &SocketError) -> CliError {
     match e {
-        SocketError::InUse { .. } => CliError::from_error(ErrorKind::Busy, "cannot serve the emulated adapter", e)
-            .hint("its server goes on undisturbed; stop it, or choose another --socket"),
+        SocketError::InUse { .. } => {
+            CliError::from_error(ErrorCode::DeviceBusy, "cannot serve the emulated adapter", e)
+                .hint("its server goes on undisturbed; stop it, or choose another --socket")
+        }
         _ => socket_error(e),
     }
 }

@@ -353,6 +353,31 @@ fn code_untrusted_file() {
 }
 
 #[test]
+fn code_unbootable_flash() {
+    use oce_firmware::build::{Layout, SectionSpec};
+    use oce_firmware::dir::ImageType;
+    const KIB: u32 = 1 << 10;
+    // A firmware section that covers both boot sections on flash (the active one and the backup):
+    // every order of the writes passes through a flash that would not boot.
+    let layout = Layout {
+        sections: vec![
+            SectionSpec::new(ImageType::FirmwareIscsi, 256 * KIB, 1024 * KIB),
+            SectionSpec::new(ImageType::BootCode, 64 * KIB, 128 * KIB),
+            SectionSpec::new(ImageType::UfiDir, 0, 4 * KIB),
+        ],
+    };
+    let (d, dev) = fresh();
+    let path = d.path().join("over-both.ufi");
+    std::fs::write(&path, ImageBuilder::new("11.2.0.0").layout(layout).build().unwrap()).unwrap();
+    expect(
+        "unbootable-flash",
+        4,
+        "no order of the writes keeps a bootable firmware",
+        &["--device", &dev, "fw", "update", path.to_str().unwrap(), "--yes"],
+    );
+}
+
+#[test]
 fn code_emulator_exists() {
     let (_d, dev) = fresh();
     expect("emulator-exists", 4, "refusing to overwrite", &["--device", &dev, "emulator", "init"]);

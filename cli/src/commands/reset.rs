@@ -14,7 +14,7 @@ use oce_mailbox::adapter::read_profiles;
 use oce_pci::PciFunction;
 use serde::Serialize;
 
-use crate::error::{CliError, CliResult, ErrorKind, mailbox_error, reset_error};
+use crate::error::{CliError, CliResult, ErrorCode, mailbox_error, reset_error};
 use crate::output::{Report, confirm};
 use crate::report::{FirmwareVersions, ProfilePair, RunningState};
 use crate::session::{Job, Session, require_physical_function, stop_point};
@@ -165,7 +165,7 @@ fn refuse_unbootable(flash: Option<&OnFlash>) -> CliError {
         .and_then(|d| d.address)
         .map_or_else(String::new, |a| format!(" of the flash directory at {a:#x}"));
     CliError::new(
-        ErrorKind::Refused,
+        ErrorCode::UnbootableFlash,
         format!(
             "refusing to reset: the adapter's flash would not boot (no boot section{at} passes its CRC), so the \
              adapter would fail POST and no command could reach it again; its firmware still runs: rerun `ocetool fw \

@@ -40,12 +40,14 @@ fn expect(code: &str, exit: i32, needle: &str, args: &[&str]) {
     check(code, exit, needle, &ocetool(args), &ocetool(&[args, &["--json"]].concat()));
 }
 
-/// [`check`] of ocetool on a fake sysfs tree, its lock files in a folder of the tree.
+/// [`check`] of ocetool on a fake sysfs tree, its lock files and hand-off records in folders of
+/// the tree.
 fn expect_on_tree(tree: &FakeTree, code: &str, exit: i32, needle: &str, args: &[&str]) {
     let run = |json: bool| -> Run {
         let root = tree.roots().sysfs.parent().unwrap();
         let mut cmd = common::command();
         cmd.env("OCETOOL_LOCK_DIR", root.join("locks"))
+            .env("OCETOOL_RUN_DIR", root.join("run"))
             .arg("--sysfs-root")
             .arg(&tree.roots().sysfs)
             .arg("--dev-root")
@@ -184,6 +186,7 @@ fn code_io_error() {
     let run = |json: bool| -> Run {
         let mut cmd = common::command();
         cmd.env("OCETOOL_LOCK_DIR", lock_dir)
+            .env("OCETOOL_RUN_DIR", tree.roots().sysfs.parent().unwrap().join("run"))
             .arg("--sysfs-root")
             .arg(&tree.roots().sysfs)
             .arg("--dev-root")

@@ -22,9 +22,9 @@ ACTIVATE_ARG = dict(type="str", choices=["next-boot", "reset"], default="next-bo
 # a command with --dry-run.
 READ_ONLY_COMMANDS = (["query"], ["list"], ["fw", "inspect"])
 
-# What ocetool's refusal says when a driver holds the function (or another function of the adapter
-# in its IOMMU group) and --unbind was not given (oce_pci's DriverBound and AdapterFunctionBound).
-DRIVER_HELD = "pass --unbind"
+# ocetool's stable error code (README "Error codes", exit 4) when a driver holds the function (or
+# another function of the adapter in its IOMMU group) and --unbind was not given.
+DRIVER_HELD = "bound-to-driver"
 
 
 def read_only(args):
@@ -76,7 +76,7 @@ def fail(module, rc, doc, cmd=None):
 def held_by_driver(rc, doc):
     """True when ocetool refused because a driver holds the function and --unbind was not given."""
     error = doc.get("error") or {}
-    return rc == 4 and error.get("kind") == "refused" and DRIVER_HELD in (error.get("message") or "")
+    return rc == 4 and error.get("code") == DRIVER_HELD
 
 
 def dry_run(module, args):

@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -399,18 +398,7 @@ fn stopped_while_waiting(signal: &str) -> (i32, serde_json::Value) {
     let (d, dev) = fresh();
     let held = std::fs::File::create(d.path().join(".emu.lock")).unwrap();
     held.try_lock().unwrap();
-    let mut child = common::command()
-        .args(["--device", &dev, "--wait", "600", "-v", "--json", "set-profile", "roce", "--yes"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // `-v` says when it starts waiting for the lock (the signal handlers are in place then).
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut text = String::new();
-    while !text.contains("taking the adapter's lock") {
-        assert!(stderr.read_line(&mut text).unwrap() > 0, "{text}");
-    }
+    let (child, _stderr, _) = common::set_profile_waiting_for_lock(&dev, true, Stdio::piped());
     assert!(Command::new("kill").arg(signal).arg(child.id().to_string()).status().unwrap().success());
     let out = child.wait_with_output().unwrap();
     let doc = serde_json::from_slice(&out.stdout).unwrap();

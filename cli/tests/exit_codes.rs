@@ -4,7 +4,6 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -244,18 +243,7 @@ fn a_stop_request_is_130_or_143() {
     let held = std::fs::File::create(d.path().join(".emu.lock")).unwrap();
     held.try_lock().unwrap();
     for (signal, code, name) in [("-INT", 130, "SIGINT"), ("-TERM", 143, "SIGTERM")] {
-        let mut child = common::command()
-            .args(["--device", &dev, "--wait", "600", "-v", "set-profile", "roce", "--yes"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        // `-v` says when it starts waiting for the lock (the signal handlers are in place then).
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut text = String::new();
-        while !text.contains("taking the adapter's lock") {
-            assert!(stderr.read_line(&mut text).unwrap() > 0, "{text}");
-        }
+        let (mut child, mut stderr, mut text) = common::set_profile_waiting_for_lock(&dev, false, Stdio::null());
         assert!(Command::new("kill").arg(signal).arg(child.id().to_string()).status().unwrap().success());
         let status = child.wait().unwrap();
         std::io::Read::read_to_string(&mut stderr, &mut text).unwrap();

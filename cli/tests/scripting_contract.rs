@@ -387,20 +387,7 @@ fn sigterm_ends_a_lock_wait_at_once() {
     let held =
         std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(d.path().join(".emu.lock")).unwrap();
     held.try_lock().unwrap();
-    let mut child = common::command()
-        .args(["--device", &dev, "--wait", "600", "-v", "set-profile", "roce", "--yes"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // `-v` says when it starts waiting for the lock (its signal handlers are in place by then).
-    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut text = String::new();
-    while !text.contains("taking the adapter's lock") {
-        let mut line = String::new();
-        assert!(std::io::BufRead::read_line(&mut stderr, &mut line).unwrap() > 0, "{text}");
-        text.push_str(&line);
-    }
+    let (child, mut stderr, mut text) = common::set_profile_waiting_for_lock(&dev, false, Stdio::null());
     assert!(Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap().success());
     let run = wait_bounded(child, Duration::from_secs(10), "a lock wait after SIGTERM");
     let _ = stderr.read_to_string(&mut text);

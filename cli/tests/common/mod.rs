@@ -164,3 +164,26 @@ pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }
+
+/// A `set-profile roce --yes` (with `--json` when `json`) that waits for the emulated adapter's
+/// lock, which the caller holds: returned once `-v` has said it is waiting (its signal handlers are
+/// in place by then), with its stderr so far and the reader of the rest.
+pub fn set_profile_waiting_for_lock(
+    dev: &str,
+    json: bool,
+    stdout: Stdio,
+) -> (std::process::Child, std::io::BufReader<std::process::ChildStderr>, String) {
+    use std::io::BufRead;
+    let mut args = vec!["--device", dev, "--wait", "600", "-v"];
+    if json {
+        args.push("--json");
+    }
+    args.extend(["set-profile", "roce", "--yes"]);
+    let mut child = command().args(&args).stdout(stdout).stderr(Stdio::piped()).spawn().unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut text = String::new();
+    while !text.contains("taking the adapter's lock") {
+        assert!(stderr.read_line(&mut text).unwrap() > 0, "{text}");
+    }
+    (child, stderr, text)
+}

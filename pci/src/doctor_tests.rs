@@ -198,7 +198,7 @@ fn a_function_left_held_for_the_sysfs_backend_is_named_with_the_way_back() {
     let tree = healthy();
     let f = addr("0000:03:00.0");
     std::fs::remove_file(tree.roots().device_dir(f).join("driver")).unwrap();
-    std::fs::write(tree.roots().device_dir(f).join("driver_override"), "ocetool-hold\n").unwrap();
+    tree.set_driver_override(f, Some("ocetool-hold"));
     let c = check(&tree, "drivers");
     assert_status(&c, Status::Warn);
     let hint = c.hint.unwrap();

@@ -2,6 +2,13 @@
 //! kernel's, and a fake kernel that acts on sysfs writes (bind, unbind, probe) the way the PCI core
 //! does. Built for this crate's tests and, with the `test-support` feature, for other crates'.
 //!
+//! `driver_override` is modelled as the kernel holds it, not as it reads: the kernel keeps a
+//! string or nothing (`pci_dev.driver_override`), and the attribute shows `"%s\n"` of it, which
+//! prints `(null)` both when nothing is set and when the literal string `(null)` was written. So
+//! the fake keeps what the kernel holds beside the tree ([`FakeTree::driver_override`]), the
+//! attribute file shows it the kernel's way, and a probe obeys what is held: a written `(null)`
+//! is an override that no driver matches, as on a real kernel.
+//!
 //! Every helper panics when the temporary tree cannot be written: that is a broken test machine,
 //! and the test should stop there.
 #![allow(clippy::unwrap_used)]
@@ -10,6 +17,13 @@ use std::collections::HashMap;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+
+mod overrides;
+#[cfg(test)]
+mod tests;
+
+pub use overrides::stored_override;
+use overrides::{Overrides, show_override};
 
 use crate::PciAddress;
 use crate::handoff::SysfsWrite;
@@ -21,6 +35,8 @@ use crate::sysfs::{Roots, VFIO_PCI};
 pub struct FakeTree {
     _dir: tempfile::TempDir,
     roots: Roots,
+    /// What the kernel holds as each function's `driver_override` ([`Overrides`]).
+    overrides: Overrides,
 }
 
 impl FakeTree {
@@ -40,7 +56,9 @@ impl FakeTree {
         std::fs::write(roots.drivers_probe(), "").unwrap();
         std::fs::create_dir_all(roots.dev.join("vfio")).unwrap();
         std::fs::write(roots.dev.join("vfio/vfio"), "").unwrap();
-        let tree = Self { _dir: dir, roots };
+        let overrides = Overrides(dir.path().join("kernel-state/driver_override"));
+        std::fs::create_dir_all(&overrides.0).unwrap();
+        let tree = Self { _dir: dir, roots, overrides };
         tree.load_driver(VFIO_PCI);
         tree
     }
@@ -135,7 +153,34 @@ impl FakeTree {
         std::fs::write(self.roots.lockdown_file(), text).unwrap();
     }
 
-    /// Adds a PCI function (class: Ethernet controller, no driver, no group).
+    /// Sets `address`'s `driver_override` as the kernel would hold it after a write (`None`:
+    /// unset), and its attribute file as the kernel shows it.
+    pub fn set_driver_override(&self, address: PciAddress, value: Option<&str>) {
+        self.overrides.set(&self.roots, address, value);
+    }
+
+    /// The `driver_override` the kernel holds for `address` (`None`: unset). Unlike the attribute,
+    /// which reads `(null)` for both, this tells an unset override from a literal `(null)`.
+    pub fn driver_override(&self, address: PciAddress) -> Option<String> {
+        self.overrides.get(address)
+    }
+
+    /// Adds the card's FCoE function: 10df:0724, `PCI_VENDOR_ID_EMULEX` / `PCI_DEVICE_ID_SKYHAWK`
+    /// in lpfc's `lpfc_id_table` (drivers/scsi/lpfc/lpfc_ids.h; 0x0724 in lpfc_hw.h), which lpfc
+    /// binds (`.driver("lpfc")`). Its class code is the fake's default: ocetool reads a class only
+    /// to tell a bridge from a function.
+    pub fn fcoe_function(&self, address: PciAddress) -> FakeDevice<'_> {
+        self.device(address, crate::ids::VENDOR_EMULEX, 0x0724)
+    }
+
+    /// Adds the card's iSCSI function: 10df:0722, `ELX_VENDOR_ID` / `OC_SKH_ID1` in be2iscsi's
+    /// `beiscsi_pci_id_table` (drivers/scsi/be2iscsi/be_main.c; the IDs in be_main.h), which
+    /// be2iscsi binds (`.driver("be2iscsi")`).
+    pub fn iscsi_function(&self, address: PciAddress) -> FakeDevice<'_> {
+        self.device(address, crate::ids::VENDOR_EMULEX, 0x0722)
+    }
+
+    /// Adds a PCI function (class: Ethernet controller, no driver, no group, no driver_override).
     pub fn device(&self, address: PciAddress, vendor: u16, device: u16) -> FakeDevice<'_> {
         let real = self.roots.sysfs.join("devices/pci0000:00").join(address.to_string());
         std::fs::create_dir_all(&real).unwrap();
@@ -144,7 +189,8 @@ impl FakeTree {
         std::fs::write(real.join("class"), "0x020000\n").unwrap();
         std::fs::write(real.join("subsystem_vendor"), format!("{vendor:#06x}\n")).unwrap();
         std::fs::write(real.join("subsystem_device"), "0x0000\n").unwrap();
-        std::fs::write(real.join("driver_override"), "(null)\n").unwrap();
+        std::fs::write(real.join("driver_override"), show_override(None)).unwrap();
+        self.overrides.clear(address);
         let link = self.roots.device_dir(address);
         if !link.exists() {
             symlink(format!("../../../devices/pci0000:00/{address}"), link).unwrap();
@@ -255,6 +301,14 @@ impl FakeDevice<'_> {
         self
     }
 
+    /// Gives the device SCSI host `host<number>`, as lpfc and be2iscsi create one under each
+    /// function they bind (`<device>/host<N>/scsi_host/host<N>`).
+    pub fn scsi_host(self, number: u32) -> Self {
+        let host = format!("host{number}");
+        std::fs::create_dir_all(self.dir().join(&host).join("scsi_host").join(&host)).unwrap();
+        self
+    }
+
     /// Makes the device a VF of `pf`.
     pub fn physfn(self, pf: PciAddress) -> Self {
         symlink(format!("../{pf}"), self.dir().join("physfn")).unwrap();
@@ -267,6 +321,7 @@ impl FakeDevice<'_> {
 #[derive(Debug)]
 pub struct FakeKernel {
     roots: Roots,
+    overrides: Overrides,
     /// The driver that claims each device on a probe without an override (its "native" driver).
     native: HashMap<PciAddress, String>,
     /// When set, vfio-pci's probe fails (the device stays unbound).
@@ -281,6 +336,7 @@ impl FakeKernel {
     pub fn new(tree: &FakeTree) -> Self {
         Self {
             roots: tree.roots.clone(),
+            overrides: tree.overrides.clone(),
             native: HashMap::new(),
             vfio_probe_fails: false,
             vfio_probe_fails_on: Vec::new(),
@@ -315,9 +371,10 @@ impl FakeKernel {
         if dir.join("driver").exists() {
             return;
         }
-        let ov = std::fs::read_to_string(dir.join("driver_override")).unwrap();
-        let ov = ov.trim();
-        let wanted = if ov.is_empty() || ov == "(null)" { self.native.get(&address).cloned() } else { Some(ov.into()) };
+        // The PCI core matches only the driver the override names, whatever it is (`(null)`
+        // included), and the device's ID table only when none is set (`pci_match_device`,
+        // drivers/pci/pci-driver.c).
+        let wanted = self.overrides.held(&self.roots, address).or_else(|| self.native.get(&address).cloned());
         let Some(driver) = wanted else { return };
         if !self.roots.driver_dir(&driver).is_dir()
             || (driver == VFIO_PCI && (self.vfio_probe_fails || self.vfio_probe_fails_on.contains(&address)))
@@ -352,9 +409,12 @@ impl SysfsWrite for FakeKernel {
         if !path.exists() {
             return Err(std::io::Error::from(std::io::ErrorKind::NotFound));
         }
-        if rel.ends_with("/driver_override") {
-            let v = value.trim();
-            std::fs::write(path, if v.is_empty() { "(null)\n".to_owned() } else { format!("{v}\n") })?;
+        if let Some(address) = rel.strip_suffix("/driver_override").and_then(|d| d.rsplit('/').next()) {
+            let address: PciAddress =
+                address.parse().map_err(|_| std::io::Error::from(std::io::ErrorKind::NotFound))?;
+            // Checks first that no test wrote the attribute around the kernel.
+            self.overrides.held(&self.roots, address);
+            self.overrides.set(&self.roots, address, stored_override(value)?.as_deref());
         } else if rel == "bus/pci/drivers_probe" {
             if let Some(address) = self.device_of(value) {
                 self.probe(address);

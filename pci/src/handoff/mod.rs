@@ -463,6 +463,8 @@ impl Drop for HandOff {
 #[cfg(test)]
 mod adapter_tests;
 #[cfg(test)]
+mod override_tests;
+#[cfg(test)]
 mod record_tests;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -169,7 +169,7 @@ fn a_kill_between_two_moves_is_undone_for_the_moved_function_and_leaves_the_othe
     let (tree, kernel) = card(Some("be2net"));
     killed(HandOff::acquire(port0(), tree.roots(), &opts(), kernel.clone()).unwrap());
     // Port 1 had not moved yet: as it was before the hand-off.
-    std::fs::write(tree.roots().device_dir(port1()).join("driver_override"), "(null)\n").unwrap();
+    tree.set_driver_override(port1(), None);
     std::fs::remove_file(tree.roots().device_dir(port1()).join("driver")).unwrap();
     tree.bind(port1(), "be2net");
     let before = kernel.writes().len();

@@ -224,7 +224,7 @@ fn restore_all_serves_an_exit_path_and_the_guard_then_does_nothing() {
 fn an_existing_driver_override_is_put_back() {
     let _s = serial();
     let (tree, kernel) = be2net_tree();
-    std::fs::write(tree.roots().device_dir(nic()).join("driver_override"), "be2net\n").unwrap();
+    tree.set_driver_override(nic(), Some("be2net"));
     HandOff::acquire(nic(), tree.roots(), &opts(true), kernel.clone()).unwrap().restore().unwrap();
     assert_eq!(kernel.writes()[3], w("bus/pci/devices/0000:03:00.0/driver_override", "be2net\n"));
     assert_eq!(tree.driver_of(nic()).as_deref(), Some("be2net"));

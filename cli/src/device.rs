@@ -156,16 +156,23 @@ pub fn check_supported(roots: &Roots, addr: PciAddress) -> CliResult<()> {
 pub struct HeldFunction {
     /// The function.
     pub address: PciAddress,
+    /// What it is: a NIC port (be2net), or a storage function (FCoE on lpfc, iSCSI on be2iscsi).
+    pub kind: FunctionKind,
     /// The driver that holds it.
     pub driver: String,
-    /// Its network interfaces and RDMA devices, by name.
+    /// Its network interfaces, RDMA devices and SCSI hosts, by name.
     pub dependents: Vec<String>,
 }
 
 impl fmt::Display for HeldFunction {
-    /// `0000:03:00.1 (be2net: eth1, ocrdma1)`.
+    /// `0000:03:00.1 (be2net: eth1, ocrdma1)`; a storage function says what it is:
+    /// `0000:03:00.2 (FCoE, lpfc: host3)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({}", self.address, self.driver)?;
+        write!(f, "{} (", self.address)?;
+        if self.kind.is_storage() {
+            write!(f, "{}, ", self.kind.label())?;
+        }
+        f.write_str(&self.driver)?;
         if !self.dependents.is_empty() {
             write!(f, ": {}", self.dependents.join(", "))?;
         }
@@ -174,8 +181,9 @@ impl fmt::Display for HeldFunction {
 }
 
 /// The functions of `spec`'s card other than `spec` that a kernel driver other than vfio-pci
-/// holds, by `inventory` (the OneConnect functions in sysfs), each with what runs on it: a chip
-/// reset would pull the rug from under them. None for the emulator, which has one function.
+/// holds, by `inventory` (the OneConnect functions in sysfs: NIC ports, and the FCoE and iSCSI
+/// functions lpfc and be2iscsi bind), each with what runs on it: a chip reset would pull the rug
+/// from under them, storage I/O included. None for the emulator, which has one function.
 pub fn drivers_on_the_card(
     roots: &Roots,
     inventory: Option<&Inventory>,
@@ -189,12 +197,15 @@ pub fn drivers_on_the_card(
         .filter(|a| a.slot == card)
         .flat_map(|a| &a.functions)
         .filter(|f| f.address != *addr)
-        .filter_map(|f| f.driver.as_deref().filter(|d| *d != sysfs::VFIO_PCI).map(|d| (f.address, d)))
-        .map(|(address, driver)| {
-            let on = sysfs::dependents(roots, address).map_err(|e| pci_error(&format!("cannot read {address}"), &e))?;
+        .filter_map(|f| f.driver.as_deref().filter(|d| *d != sysfs::VFIO_PCI).map(|d| (f, d)))
+        .map(|(f, driver)| {
+            let address = f.address;
+            let unreadable = |e| pci_error(&format!("cannot read {address}"), &e);
+            let on = sysfs::dependents(roots, address).map_err(unreadable)?;
             let mut dependents: Vec<String> = on.netdevs.into_iter().map(|n| n.name).collect();
             dependents.extend(on.rdma);
-            Ok(HeldFunction { address, driver: driver.to_owned(), dependents })
+            dependents.extend(sysfs::scsi_hosts(roots, address).map_err(unreadable)?);
+            Ok(HeldFunction { address, kind: f.kind, driver: driver.to_owned(), dependents })
         })
         .collect()
 }

@@ -171,9 +171,9 @@ error_codes! {
     /// A driver holds the function.
     BoundToDriver = "bound-to-driver", Refused,
         "a driver holds the function, or another function of the adapter in its IOMMU group, and `--unbind` was not given";
-    /// A foreign device in the IOMMU group.
+    /// A foreign device, or a storage function of the card, in the IOMMU group.
     GroupNotViable = "group-not-viable", Refused,
-        "a device that is not a function of this adapter shares its IOMMU group and is held by a host driver";
+        "a device that is not a function of this adapter, or the adapter's FCoE or iSCSI function, shares its IOMMU group and is held by a host driver ocetool never unbinds";
     /// Another function of the card stays on a host driver through a reset.
     CardInUse = "card-in-use", Refused,
         "a `reset` would restart another function of the card that stays on a host driver";
@@ -264,7 +264,7 @@ fn pci_code(e: &PciError) -> ErrorCode {
         PciError::Interrupted { signal: Signal::Interrupt } => C::Interrupted,
         PciError::Interrupted { signal: Signal::Terminate } => C::Terminated,
         PciError::DriverBound { .. } | PciError::AdapterFunctionBound { .. } => C::BoundToDriver,
-        PciError::GroupNotViable { .. } => C::GroupNotViable,
+        PciError::GroupNotViable { .. } | PciError::StorageFunctionBound { .. } => C::GroupNotViable,
         PciError::VfioGroupBusy { .. } => C::DeviceBusy,
         PciError::BadAddress { .. } => C::BadArgument,
         PciError::NotAFile { .. } => C::UnusableFile,

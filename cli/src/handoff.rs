@@ -186,11 +186,19 @@ pub fn refuse_reset_under_drivers(roots: &Roots, plan: &Plan) -> CliResult<()> {
         (Target::VfioPci, Some(group)) => format!("the hand-off moves only the functions in IOMMU group {group}"),
         _ => format!("the sysfs backend hands off only {}", plan.address),
     };
+    // A storage function's disks go with its driver: the unbind that makes the reset safe is
+    // only safe itself once nothing uses them.
+    let storage: Vec<String> = left.iter().filter(|h| h.kind.is_storage()).map(|h| h.address.to_string()).collect();
+    let disks = match storage.as_slice() {
+        [] => String::new(),
+        [one] => format!(" ({one} carries storage: stop what uses its disks before unbinding it)"),
+        many => format!(" ({} carry storage: stop what uses their disks before unbinding them)", many.join(", ")),
+    };
     Err(CliError::new(
         ErrorCode::CardInUse,
         format!(
             "refusing to reset the chip of {addr}: the reset restarts every function of the card, and {names} \
-             {stays} on a host driver through it ({moved}); unbind {them} first (echo {a} > \
+             {stays} on a host driver through it ({moved}); unbind {them} first{disks} (echo {a} > \
              /sys/bus/pci/drivers/{d}/unbind; echo {a} > /sys/bus/pci/drivers_probe gives it back after the reset), \
              or reboot instead",
             addr = plan.address,

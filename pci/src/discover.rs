@@ -133,6 +133,16 @@ pub enum Blocker {
         /// Its driver.
         driver: String,
     },
+    /// A storage function of the same adapter (FCoE, iSCSI) shares the IOMMU group and a host
+    /// driver holds it: ocetool never unbinds it, `--unbind` or not.
+    StorageFunctionBound {
+        /// The storage function.
+        member: PciAddress,
+        /// FCoE or iSCSI.
+        kind: FunctionKind,
+        /// Its driver.
+        driver: String,
+    },
     /// A member of the IOMMU group that is not a function of this adapter is held by a host
     /// driver.
     GroupShared {
@@ -164,6 +174,12 @@ impl fmt::Display for Blocker {
             Self::AdapterFunctionBound { member, driver } => {
                 write!(f, "{member} of the same adapter and IOMMU group is bound to {driver}: pass --unbind")
             }
+            Self::StorageFunctionBound { member, kind, driver } => write!(
+                f,
+                "{member}, the adapter's {} function in the same IOMMU group, is bound to {driver}, which ocetool \
+                 never unbinds: stop what uses its disks and unbind it yourself",
+                kind.label()
+            ),
             Self::GroupShared { group, member, driver } => {
                 write!(f, "IOMMU group {group} shared with {member} (bound to {driver})")
             }
@@ -203,7 +219,10 @@ fn system_blockers(
             for b in sysfs::group_blockers(roots, group, address)? {
                 match b.member.parse::<PciAddress>() {
                     Ok(member) if sysfs::adapter_of(roots, member)? == adapter => {
-                        blockers.push(Blocker::AdapterFunctionBound { member, driver: b.driver });
+                        blockers.push(match storage_kind(roots, member)? {
+                            Some(kind) => Blocker::StorageFunctionBound { member, kind, driver: b.driver },
+                            None => Blocker::AdapterFunctionBound { member, driver: b.driver },
+                        });
                     }
                     _ => blockers.push(Blocker::GroupShared { group, member: b.member, driver: b.driver }),
                 }
@@ -225,6 +244,13 @@ fn system_blockers(
 fn read_ids(roots: &Roots, address: PciAddress) -> Result<(u16, u16), PciError> {
     let dir = roots.device_dir(address);
     Ok((sysfs::read_id(&dir.join("vendor"))?, sysfs::read_id(&dir.join("device"))?))
+}
+
+/// The kind of `address` when it is a OneConnect storage function (FCoE, iSCSI), by its PCI IDs;
+/// `None` for any other function.
+pub(crate) fn storage_kind(roots: &Roots, address: PciAddress) -> Result<Option<FunctionKind>, PciError> {
+    let (vendor, device) = read_ids(roots, address)?;
+    Ok(identify(vendor, device).map(|k| k.kind).filter(|k| k.is_storage()))
 }
 
 /// The slot that names the adapter `address` belongs to (`0000:03:00`, as [`Adapter::slot`]): its

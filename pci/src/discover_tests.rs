@@ -250,3 +250,31 @@ fn functions_of_one_card_share_an_adapter_slot_and_a_missing_one_is_no_such_func
     let err = describe(tree.roots(), addr("0000:09:00.0")).unwrap_err();
     assert!(err.is_no_device(), "{err}");
 }
+
+#[test]
+fn a_storage_function_on_its_driver_in_the_group_is_a_blocker_unbind_does_not_lift() {
+    let tree = FakeTree::new();
+    tree.device(addr("0000:03:00.0"), 0x10df, 0x0720).group(7);
+    tree.device(addr("0000:03:00.1"), 0x10df, 0x0720).group(7).driver("be2net");
+    tree.fcoe_function(addr("0000:03:00.2")).group(7).driver("lpfc");
+    tree.iscsi_function(addr("0000:03:00.3")).group(7);
+    let inv = discover(tree.roots(), Scope::OneConnect).unwrap();
+    let port0 = &inv.adapters[0].functions[0];
+    assert_eq!(
+        port0.blockers,
+        vec![
+            Blocker::AdapterFunctionBound { member: addr("0000:03:00.1"), driver: "be2net".into() },
+            Blocker::StorageFunctionBound {
+                member: addr("0000:03:00.2"),
+                kind: FunctionKind::Fcoe,
+                driver: "lpfc".into()
+            },
+        ],
+        "the unbound iSCSI function keeps nothing from VFIO"
+    );
+    assert_eq!(
+        port0.blockers[1].to_string(),
+        "0000:03:00.2, the adapter's FCoE function in the same IOMMU group, is bound to lpfc, which ocetool never \
+         unbinds: stop what uses its disks and unbind it yourself"
+    );
+}

@@ -238,6 +238,31 @@ pub enum PciError {
         /// The driver that holds it.
         driver: String,
     },
+    /// A storage function of the same adapter (FCoE on lpfc, iSCSI on be2iscsi) shares the IOMMU
+    /// group and a host driver holds it. ocetool never takes it, `--unbind` or not: the SCSI hosts
+    /// and disks behind it would vanish under whatever uses them (a mounted filesystem, a root on
+    /// SAN, multipath), and a rebind brings new disks, not the mounts back.
+    #[error(
+        "{member}, the {} function of the adapter of {address}{}, is bound to {driver}, and ocetool never takes a \
+         storage function from its driver (the disks behind it would vanish under whatever uses them), so VFIO \
+         cannot open the group; stop what uses its disks, unbind it yourself (echo {member} > \
+         /sys/bus/pci/drivers/{driver}/unbind) and run ocetool again, which leaves it unbound (echo {member} > \
+         /sys/bus/pci/drivers_probe gives it back to {driver})",
+        kind.label(),
+        group.map(|g| format!(" in its IOMMU group {g}")).unwrap_or_default()
+    )]
+    StorageFunctionBound {
+        /// The function ocetool wants.
+        address: PciAddress,
+        /// The storage function.
+        member: PciAddress,
+        /// FCoE or iSCSI.
+        kind: crate::ids::FunctionKind,
+        /// The IOMMU group they share.
+        group: Option<u32>,
+        /// The driver that holds it.
+        driver: String,
+    },
     /// A function's driver changed between the hand-off's plan and its execution.
     #[error(
         "{address} changed drivers while ocetool was getting ready (it was on {}, now {}): nothing was moved \
@@ -476,7 +501,13 @@ impl PciError {
     /// (or another function of its adapter) and `--unbind` was not given, or the IOMMU group holds
     /// a device ocetool must not take (design.md §7: exit code 4).
     pub fn is_refusal(&self) -> bool {
-        matches!(self, Self::DriverBound { .. } | Self::AdapterFunctionBound { .. } | Self::GroupNotViable { .. })
+        matches!(
+            self,
+            Self::DriverBound { .. }
+                | Self::AdapterFunctionBound { .. }
+                | Self::StorageFunctionBound { .. }
+                | Self::GroupNotViable { .. }
+        )
     }
 
     /// True when the PCI function does not exist (design.md §7: exit code 3).

@@ -78,6 +78,22 @@ impl FunctionKind {
             Self::Iscsi => "iscsi",
         }
     }
+
+    /// True for a function that carries storage (FCoE, iSCSI): taking it from its driver takes
+    /// the disks behind it away from whatever uses them.
+    pub fn is_storage(self) -> bool {
+        matches!(self, Self::Fcoe | Self::Iscsi)
+    }
+
+    /// The kind as a message names it: `NIC`, `NIC VF`, `FCoE`, `iSCSI`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::NicPf => "NIC",
+            Self::NicVf => "NIC VF",
+            Self::Fcoe => "FCoE",
+            Self::Iscsi => "iSCSI",
+        }
+    }
 }
 
 impl fmt::Display for FunctionKind {
@@ -120,7 +136,10 @@ use FunctionKind::{Fcoe, Iscsi, NicPf, NicVf};
 
 /// Every OneConnect function ID, from spec/protocol.md §1.1 (be2net `be.h`, lpfc `lpfc_hw.h`,
 /// be2iscsi `be_main.h`). The iSCSI rows of BE2/BE3 are under the ServerEngines vendor ID, the
-/// Skyhawk iSCSI row under Emulex (the pairing the spec marks as expected).
+/// Skyhawk iSCSI row under Emulex: be2iscsi's `beiscsi_pci_id_table` (drivers/scsi/be2iscsi/
+/// be_main.c) lists `PCI_DEVICE(ELX_VENDOR_ID, OC_SKH_ID1)`, 0x10DF:0x722 by be_main.h. The
+/// Skyhawk FCoE rows are lpfc's `lpfc_id_table` entries (drivers/scsi/lpfc/lpfc_ids.h)
+/// `PCI_VENDOR_ID_EMULEX` with `PCI_DEVICE_ID_SKYHAWK` / `PCI_DEVICE_ID_SKYHAWK_VF`.
 pub const KNOWN_IDS: &[KnownId] = &[
     id(VENDOR_SERVERENGINES, 0x0211, Be2, NicPf, false, Some("BE_DEVICE_ID1")),
     id(VENDOR_SERVERENGINES, 0x0700, Be2, NicPf, false, Some("OC_DEVICE_ID1")),
@@ -130,8 +149,8 @@ pub const KNOWN_IDS: &[KnownId] = &[
     id(VENDOR_EMULEX, 0xe228, Lancer, NicVf, true, Some("OC_DEVICE_ID4")),
     id(VENDOR_EMULEX, 0x0720, Skyhawk, NicPf, false, Some("OC_DEVICE_ID5")),
     id(VENDOR_EMULEX, 0x0728, Skyhawk, NicVf, true, Some("OC_DEVICE_ID6")),
-    id(VENDOR_EMULEX, 0x0724, Skyhawk, Fcoe, false, None),
-    id(VENDOR_EMULEX, 0x072c, Skyhawk, Fcoe, true, None),
+    id(VENDOR_EMULEX, 0x0724, Skyhawk, Fcoe, false, Some("PCI_DEVICE_ID_SKYHAWK")),
+    id(VENDOR_EMULEX, 0x072c, Skyhawk, Fcoe, true, Some("PCI_DEVICE_ID_SKYHAWK_VF")),
     id(VENDOR_SERVERENGINES, 0x0704, Be2, Fcoe, false, None),
     id(VENDOR_SERVERENGINES, 0x0714, Be3, Fcoe, false, None),
     id(VENDOR_EMULEX, 0x0722, Skyhawk, Iscsi, false, Some("OC_SKH_ID1")),

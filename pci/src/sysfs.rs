@@ -235,6 +235,15 @@ pub fn dependents(roots: &Roots, address: PciAddress) -> Result<Dependents, PciE
     Ok(Dependents { netdevs, rdma: names_in(&dir.join("infiniband"))? })
 }
 
+/// The SCSI hosts that function `address` provides now (`<device>/host<N>`, as lpfc and be2iscsi
+/// register one per function they bind), sorted: the disks behind them go away when the function
+/// leaves its driver.
+pub fn scsi_hosts(roots: &Roots, address: PciAddress) -> Result<Vec<String>, PciError> {
+    let is_host =
+        |n: &str| n.strip_prefix("host").is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+    Ok(names_in(&roots.device_dir(address))?.into_iter().filter(|n| is_host(n)).collect())
+}
+
 /// A member of an IOMMU group that keeps the group from being viable for VFIO.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GroupBlocker {

@@ -133,25 +133,6 @@ fn a_foreign_group_member_is_refused_by_name() {
 }
 
 #[test]
-fn the_cards_storage_functions_move_too_and_bridges_stay() {
-    let _s = serial();
-    let (tree, kernel) = two_port_card();
-    let fcoe: PciAddress = "0000:03:00.2".parse().unwrap();
-    tree.device(fcoe, 0x10df, 0x0724).group(7).driver("lpfc");
-    tree.device("0000:00:1c.0".parse().unwrap(), 0x8086, 0xa110).class(0x060400).group(7).driver("pcieport");
-    let kernel = Arc::new(kernel.native(fcoe, "lpfc"));
-    let guard = HandOff::acquire(port0(), tree.roots(), &opts(true), kernel.clone()).unwrap();
-    let moved: Vec<(PciAddress, Option<&str>)> =
-        guard.moved().iter().map(|m| (m.address, m.driver.as_deref())).collect();
-    assert_eq!(moved, [(port0(), Some("be2net")), (port1(), Some("be2net")), (fcoe, Some("lpfc"))]);
-    assert_eq!(tree.driver_of(fcoe).as_deref(), Some("vfio-pci"));
-    drop(guard);
-    assert_eq!(tree.driver_of(fcoe).as_deref(), Some("lpfc"));
-    assert_eq!(tree.driver_of(port1()).as_deref(), Some("be2net"));
-    assert_eq!(tree.driver_of("0000:00:1c.0".parse().unwrap()).as_deref(), Some("pcieport"));
-}
-
-#[test]
 fn a_failure_in_the_middle_gives_back_what_moved() {
     let _s = serial();
     let (tree, kernel) = two_port_card();

@@ -467,4 +467,6 @@ mod override_tests;
 #[cfg(test)]
 mod record_tests;
 #[cfg(test)]
+mod storage_tests;
+#[cfg(test)]
 pub(crate) mod tests;

@@ -4,9 +4,15 @@
 //!
 //! A multi-function adapter without ACS puts all its functions — both NIC ports, the FCoE and iSCSI
 //! functions — in one IOMMU group, and VFIO opens a group only when no host driver holds any of
-//! its members. So the VFIO hand-off moves every function of the adapter that shares the group,
-//! and refuses a group member that belongs to another device: ocetool never takes a driver away
-//! from something that is not this adapter.
+//! its members. So the VFIO hand-off moves every NIC function of the adapter that shares the
+//! group, and refuses a group member that belongs to another device: ocetool never takes a driver
+//! away from something that is not this adapter. Nor from the adapter's own storage functions
+//! (FCoE on lpfc, iSCSI on be2iscsi): a NIC port's interfaces come back when be2net gets the port
+//! back, but the SCSI hosts and disks behind a storage function vanish under whatever uses them
+//! (a mounted filesystem, a root on SAN, multipath) and come back as new disks, not as the mounts
+//! they were. A storage function its driver holds is refused by name
+//! ([`PciError::StorageFunctionBound`]); an unbound one does not keep the group from VFIO and is
+//! left as it is.
 
 use serde::Serialize;
 
@@ -80,7 +86,8 @@ impl Plan {
     /// stopped process still recorded for its adapter ([`PciError::HandOffLeftOver`]: the
     /// drivers found now are not the original ones; [`super::repair`] undoes it); for vfio-pci, the
     /// driver not loaded, no IOMMU group, or a group member held by a host driver that is not a
-    /// function of this adapter ([`PciError::GroupNotViable`]); and, without `allow_unbind`, any
+    /// function of this adapter ([`PciError::GroupNotViable`]) or a storage function of it
+    /// ([`PciError::StorageFunctionBound`], even with `allow_unbind`); and, without `allow_unbind`, any
     /// function to move that a driver holds ([`PciError::DriverBound`],
     /// [`PciError::AdapterFunctionBound`]).
     pub fn new(address: PciAddress, roots: &Roots, target: Target, allow_unbind: bool) -> Result<Self, PciError> {
@@ -105,7 +112,18 @@ impl Plan {
                 for blocker in sysfs::group_blockers(roots, group, address)? {
                     let member = blocker.member.parse::<PciAddress>().ok();
                     match member {
-                        Some(m) if sysfs::adapter_of(roots, m)? == adapter => moves.push(m),
+                        Some(m) if sysfs::adapter_of(roots, m)? == adapter => {
+                            if let Some(kind) = crate::discover::storage_kind(roots, m)? {
+                                return Err(PciError::StorageFunctionBound {
+                                    address,
+                                    member: m,
+                                    kind,
+                                    group: Some(group),
+                                    driver: blocker.driver,
+                                });
+                            }
+                            moves.push(m);
+                        }
                         _ => {
                             return Err(PciError::GroupNotViable {
                                 address,

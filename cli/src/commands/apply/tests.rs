@@ -79,3 +79,24 @@ fn another_card_and_the_emulator_do_not() {
     let emulator = DeviceSpec::Emulator("/nonexistent".into());
     assert!(drivers_on_the_card(tree.roots(), None, &emulator).unwrap().is_empty());
 }
+
+#[test]
+fn a_storage_function_on_its_driver_postpones_the_reset_and_is_named_with_its_driver() {
+    // The FCoE function on lpfc with its SCSI host, the iSCSI function on be2iscsi without one
+    // (no target logged in yet): neither has a network interface, and both carry storage.
+    let tree = card(None);
+    tree.fcoe_function(addr("0000:03:00.2")).group(9).driver("lpfc").scsi_host(3);
+    tree.iscsi_function(addr("0000:03:00.3")).group(10).driver("be2iscsi");
+    let held = busy(&tree, &DeviceSpec::Pci(addr(PORT0)));
+    assert_eq!(held, ["0000:03:00.2 (FCoE, lpfc: host3)", "0000:03:00.3 (iSCSI, be2iscsi)"]);
+    assert_eq!(
+        postponed(&held),
+        "reset postponed: 0000:03:00.2 (FCoE, lpfc: host3), 0000:03:00.3 (iSCSI, be2iscsi) still bound; the stored \
+         state runs after a reboot"
+    );
+    // Unbound, or on vfio-pci, they hold nothing up.
+    let tree = card(None);
+    tree.fcoe_function(addr("0000:03:00.2")).group(9);
+    tree.iscsi_function(addr("0000:03:00.3")).group(10).driver(sysfs::VFIO_PCI);
+    assert!(busy(&tree, &DeviceSpec::Pci(addr(PORT0))).is_empty());
+}

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use oce_firmware::flash::Policy;
-use oce_mailbox::adapter::{AdapterInfo, read_info};
+use oce_mailbox::adapter::{AdapterInfo, ProfileState, read_info};
 use oce_pci::discover::{Inventory, Scope, discover};
 use oce_pci::{PciAddress, PciFunction, Roots, signals, sysfs};
 use serde::Serialize;
@@ -296,7 +296,13 @@ impl ApplyAdapter<'_> {
         let p = &mut *self.progress;
         p.serial = Some(serial.clone());
         p.rule = found.map(|(i, _)| *i);
-        p.pending = info.reset_required();
+        // What is stored but not running, part by part. The adapter may arrive that way (a boot
+        // hook cut short after storing the profile, a `fw update` without a reset): that state is
+        // pending as much as one this run stores, and `activate = "reset"` runs it too. A step
+        // may also cancel it (a rule asking for the profile that runs).
+        let mut firmware_pending = info.firmware.running != info.firmware.stored;
+        let mut profile_pending = info.profiles.as_ref().is_some_and(ProfileState::change_pending);
+        p.pending = firmware_pending || profile_pending;
         let Some((_, rule)) = found else {
             p.actions.push(NO_RULE.to_owned());
             return Ok(());
@@ -327,7 +333,12 @@ impl ApplyAdapter<'_> {
             } else {
                 let out = update.run(session)?;
                 p.changed |= out.changed;
-                p.pending |= out.changed;
+                firmware_pending = match (out.changed, dry) {
+                    // Would be stored: pending unless it is what runs.
+                    (true, true) => version != info.firmware.running,
+                    _ => out.reset_required,
+                };
+                p.pending = firmware_pending || profile_pending;
                 p.actions.push(match (out.changed, dry) {
                     (true, true) => format!("would flash firmware {version} (stored: {})", info.firmware.stored),
                     (true, false) => format!("flashed firmware {version} (was {})", info.firmware.stored),
@@ -338,7 +349,9 @@ impl ApplyAdapter<'_> {
         if let Some(profile) = rule.profile {
             let out = SetProfile { target: profile.0, dry_run: dry, yes: true }.run(session)?;
             p.changed |= out.changed;
-            p.pending |= out.changed && out.target.id != out.profile.active.id;
+            // The target is the next-boot profile now (with --dry-run: would be).
+            profile_pending = out.target.id != out.profile.active.id;
+            p.pending = firmware_pending || profile_pending;
             let name = out.target.label();
             p.actions.push(match (out.changed, dry) {
                 (true, true) => format!("would make {name} the next-boot profile"),
@@ -352,7 +365,8 @@ impl ApplyAdapter<'_> {
                 p.actions.push(postponed(&self.busy));
             } else {
                 let out = Reset { dry_run: dry, yes: true }.run(session)?;
-                p.changed |= out.changed;
+                // A dry run says what the real run would change, and that resets the chip.
+                p.changed |= dry || out.changed;
                 // After the reset only what it could not activate is pending.
                 p.pending = if dry { false } else { out.reset_required };
                 p.actions.push(if dry {

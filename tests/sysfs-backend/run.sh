@@ -12,7 +12,9 @@
 #     query` gives the last answer;
 #   - `--backend vfio` on the group-less function fails with a clear message (exit 3);
 #   - afterwards the function is as found: unbound, no driver_override, the command register
-#     (bus mastering) as before.
+#     (bus mastering) as before. `(null)` in driver_override reads the same for no override and
+#     for a literal "(null)" one (which no driver matches), so pci-stub, given the adapter's ID
+#     (new_id), must then take the function: only a function with no override binds.
 # On the host, after the guest is gone: `ocetool --device emu:DIR query --json` equals the guest's
 # `--backend sysfs query` field by field (but `device` and `handoff`), with the new firmware stored
 # and RoCE on, as flash.bin (the image's version string) and state.json (the active profile's
@@ -69,13 +71,20 @@ if [ -n "$BDF" ]; then
   AFTER=$(command_word)
   OV=$(cat "$D/driver_override")
   echo "GUEST: command register $BEFORE before, $AFTER after; driver $(drv "$BDF"); driver_override $OV"
-  [ "$BEFORE" = "$AFTER" ] && [ "$(drv "$BDF")" = none ] && [ "$OV" = "(null)" ]
-  check "function-as-found unbound, no driver_override, command register $AFTER as found ($BEFORE)" $? \
-    "expected driver none, override (null), command $BEFORE; saw driver $(drv "$BDF"), override $OV, command $AFTER"
+  DRV_AFTER=$(drv "$BDF")
+  echo "10df 0720" >/sys/bus/pci/drivers/pci-stub/new_id
+  STUB=$(drv "$BDF")
+  echo "$BDF" >/sys/bus/pci/drivers/pci-stub/unbind 2>/dev/null
+  echo "10df 0720" >/sys/bus/pci/drivers/pci-stub/remove_id 2>/dev/null
+  echo "GUEST: given the adapter's ID, pci-stub took it: driver $STUB"
+  [ "$BEFORE" = "$AFTER" ] && [ "$DRV_AFTER" = none ] && [ "$OV" = "(null)" ] && [ "$STUB" = pci-stub ]
+  check "function-as-found unbound, no driver_override (pci-stub binds it when given its ID), command register $AFTER as found ($BEFORE)" $? \
+    "expected driver none, override (null), pci-stub binding it, command $BEFORE; saw driver $DRV_AFTER, override $OV, then $STUB, command $AFTER"
 fi
 finish
 INIT
-qemu_initramfs "$WORK/initramfs.cpio.gz" "$WORK/init" --bin "$GUEST_OCETOOL:ocetool" --file "$IMAGE:/new.ufi"
+qemu_initramfs "$WORK/initramfs.cpio.gz" "$WORK/init" --modules pci-stub --bin "$GUEST_OCETOOL:ocetool" \
+  --file "$IMAGE:/new.ufi"
 qemu_serve "$WORK/server.log" "$HOST_OCETOOL" --device "emu:$STATE" emulator serve --socket "$SOCK"
 qemu_say "kernel $KVER; booting without a vIOMMU"
 QEMU_VIOMMU=off qemu_boot "$WORK/initramfs.cpio.gz" "$LOG"

@@ -73,12 +73,12 @@ fn on_tree(tree: &FakeTree, args: &[&str]) -> Run {
         .into()
 }
 
-/// The error message of a refused run (exit 4).
-fn refusal(tree: &FakeTree, args: &[&str]) -> String {
+/// The error message of a run refused (exit 4) with the error code `code`.
+fn refusal(tree: &FakeTree, code: &str, args: &[&str]) -> String {
     let run = on_tree(tree, args);
     assert_eq!(run.code, 4, "{run:?}");
     let doc = run.json();
-    assert_eq!(doc["error"]["kind"], "refused", "{doc}");
+    assert_eq!((&doc["error"]["kind"], &doc["error"]["code"]), (&"refused".into(), &code.into()), "{doc}");
     doc["error"]["message"].as_str().unwrap().to_owned()
 }
 
@@ -103,7 +103,7 @@ fn reset_is_refused_while_the_fcoe_or_iscsi_function_stays_on_its_driver() {
         (Layout { iscsi: (10, Some("be2iscsi")), ..ACS }, "0000:03:00.3 (iSCSI, be2iscsi: host4)", "be2iscsi"),
     ] {
         let tree = card(&layout);
-        let message = refusal(&tree, &["--device", PORT0, "--unbind", "--yes", "--json", "reset"]);
+        let message = refusal(&tree, "card-in-use", &["--device", PORT0, "--unbind", "--yes", "--json", "reset"]);
         let function = &named[..12];
         assert_eq!(
             message,
@@ -120,7 +120,7 @@ fn reset_is_refused_while_the_fcoe_or_iscsi_function_stays_on_its_driver() {
     // Both at once: both named.
     let both = Layout { fcoe: (9, Some("lpfc")), iscsi: (10, Some("be2iscsi")), ..ACS };
     let tree = card(&both);
-    let message = refusal(&tree, &["--device", PORT0, "--unbind", "--yes", "--json", "reset"]);
+    let message = refusal(&tree, "card-in-use", &["--device", PORT0, "--unbind", "--yes", "--json", "reset"]);
     assert!(
         message.contains(
             "0000:03:00.2 (FCoE, lpfc: host3), 0000:03:00.3 (iSCSI, be2iscsi: host4) stay on a host driver through it"
@@ -139,7 +139,7 @@ fn reset_without_an_iommu_is_refused_while_a_storage_function_stays_on_its_drive
     tree.fcoe_function(addr(FCOE)).driver("lpfc").scsi_host(3);
     tree.as_root();
     tree.huge_pages(1, 1);
-    let message = refusal(&tree, &["--device", PORT0, "--yes", "--json", "reset"]);
+    let message = refusal(&tree, "card-in-use", &["--device", PORT0, "--yes", "--json", "reset"]);
     assert!(
         message.contains(
             "and 0000:03:00.2 (FCoE, lpfc: host3) stays on a host driver through it (the sysfs backend hands off \
@@ -156,7 +156,7 @@ fn unbound_storage_functions_and_one_on_vfio_pci_do_not_block_the_reset() {
     let layout = Layout { fcoe: (9, None), iscsi: (10, Some("vfio-pci")), ..ACS };
     let tree = card(&layout);
     // Not refused for them: the hand-off's own confirmation (no --yes) is what stops it.
-    let message = refusal(&tree, &["--device", PORT0, "--unbind", "--json", "reset"]);
+    let message = refusal(&tree, "confirmation-required", &["--device", PORT0, "--unbind", "--json", "reset"]);
     assert!(message.starts_with("refusing to unbind be2net from 0000:03:00.0"), "{message}");
     untouched(&tree, &layout);
 }
@@ -177,7 +177,8 @@ fn unbind_refuses_a_bound_storage_function_in_the_group_by_name_before_anything_
              and ocetool never takes a storage function from its driver"
         );
         for command in ["query", "reset"] {
-            let message = refusal(&tree, &["--device", PORT0, "--unbind", "--yes", "--json", command]);
+            let message =
+                refusal(&tree, "group-not-viable", &["--device", PORT0, "--unbind", "--yes", "--json", command]);
             assert!(message.contains(&wanted), "{command}: {message}");
             assert!(message.contains(&format!("echo {function} > /sys/bus/pci/drivers/{driver}/unbind")), "{message}");
         }
@@ -185,7 +186,7 @@ fn unbind_refuses_a_bound_storage_function_in_the_group_by_name_before_anything_
         // Port 0 unbound, no --unbind: the advice is not "pass --unbind", which would not help.
         let free = Layout { port0: (7, None), ..layout };
         let free_tree = card(&free);
-        let message = refusal(&free_tree, &["--device", PORT0, "--json", "query"]);
+        let message = refusal(&free_tree, "group-not-viable", &["--device", PORT0, "--json", "query"]);
         assert!(message.contains(&wanted) && !message.contains("pass --unbind"), "{message}");
         untouched(&free_tree, &free);
 
@@ -216,7 +217,11 @@ fn apply_with_unbind_true_refuses_a_bound_storage_function_by_name() {
     assert_eq!(run.code, 4, "{run:?}");
     let doc = run.json();
     let a = &doc["adapters"][0];
-    assert_eq!((&a["error"]["kind"], &a["changed"]), (&"refused".into(), &false.into()), "{doc}");
+    assert_eq!(
+        (&a["error"]["kind"], &a["error"]["code"], &a["changed"]),
+        (&"refused".into(), &"group-not-viable".into(), &false.into()),
+        "{doc}"
+    );
     let message = a["error"]["message"].as_str().unwrap();
     assert!(
         message.contains(

@@ -4,12 +4,16 @@
 //! so be2net always loads afterwards. A firmware flash is never cut: under udev's limit it is
 //! deferred (and reported) to the service, which has the time and completes it; a SIGTERM in the
 //! middle of one lets the command in flight finish. The report is replaced only by a whole
-//! document, from a temporary file of the run's own.
+//! document, from a temporary file of the run's own. Runs at once (udev loads be2net once per
+//! PCI function, in parallel) go one after the other, and a run that finds another at work waits
+//! for its end before letting be2net load: the emulator's state directory stands for the card,
+//! each hook for one function's module load.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use common::{CHUNK_COUNTER, OCETOOL, chunks_received, fresh, ocetool, wait_until};
@@ -62,6 +66,32 @@ impl Setup {
         std::fs::write(self.config(), rule).unwrap();
     }
 
+    /// A configuration asking for RoCE, activated by a reset.
+    fn roce(&self) {
+        std::fs::write(
+            self.config(),
+            "[[adapter]]\nmatch = { all = true }\nprofile = \"roce\"\nactivate = \"reset\"\n",
+        )
+        .unwrap();
+    }
+
+    /// True while a process holds the card's lock (the emulator's, beside its state directory),
+    /// as `flock -n` finds it.
+    fn card_locked(&self) -> bool {
+        let lock = self.dir.path().join(".emu.lock");
+        lock.exists() && !Command::new("flock").arg("-n").arg(&lock).arg("true").status().unwrap().success()
+    }
+
+    /// Starts the modprobe.d hook with limit `timeout_secs`; the handle gives its output and the
+    /// moment it ended (when udev's modprobe would go on to load be2net).
+    fn start(&self, timeout_secs: u32) -> JoinHandle<(Output, Instant)> {
+        let child = self.command(&[], timeout_secs, Path::new(OCETOOL)).spawn().unwrap();
+        std::thread::spawn(move || {
+            let out = child.wait_with_output().unwrap();
+            (out, Instant::now())
+        })
+    }
+
     fn faults(&self, specs: &[&str]) {
         let mut args = vec!["--device", self.dev.as_str(), "emulator", "fault", "set"];
         args.extend_from_slice(specs);
@@ -84,6 +114,9 @@ impl Setup {
             .env("OCETOOL_RUN_DIR", self.run_dir())
             .env("OCETOOL_SERVICE_WANTS", self.service_link())
             .env("OCETOOL_HOOK_TIMEOUT", timeout_secs.to_string())
+            // On a host, not in an initramfs, and be2net not loaded (the unit before coldplug).
+            .env("OCETOOL_INITRAMFS_MANIFEST", self.dir.path().join("no-initramfs-manifest"))
+            .env("OCETOOL_BE2NET_MODULE", self.dir.path().join("no-be2net-module"))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -170,6 +203,8 @@ fn a_bad_configuration_is_logged_and_be2net_still_loads() {
     assert_eq!(out.status.code(), Some(0), "the module load must not fail");
     let line = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(line.contains("failed (exit 2;") && line.contains("be2net loads anyway"), "{line}");
+    // The line says why, in ocetool's own words.
+    assert!(line.contains("key `profile`: \\\"rocee\\\" is not a profile"), "{line}");
     let report = s.report_json();
     assert!(report["error"]["message"].as_str().unwrap().contains("key `profile`"), "{report}");
 }
@@ -283,4 +318,57 @@ fn sigterm_to_the_service_in_mid_flash_lets_the_command_in_flight_finish_and_kee
     let line2 = log_line(&s.run_service(4000));
     assert!(line2.contains("applied"), "{line2}");
     assert_eq!(s.report_json()["adapters"][0]["firmware"]["stored"], NEW);
+}
+
+#[test]
+fn two_hooks_at_once_on_one_card_the_second_waits_for_the_first_and_never_gives_up_busy() {
+    let s = Setup::new();
+    s.roce();
+    // Each GET_PROFILE_CONFIG takes 1.2 s: the first run's apply holds the card about 24 s, more
+    // than the 20 s an ocetool of the hook waits for a card's lock, within the hook's 30 s.
+    s.faults(&["slow=1:164:1200"]);
+    let first = s.start(30);
+    wait_until("the first run holds the card", || s.card_locked());
+    let second = s.start(30);
+    let (first, first_end) = first.join().unwrap();
+    let (second, second_end) = second.join().unwrap();
+    let first_line = log_line(&first);
+    let second_line = log_line(&second);
+    assert!(first_line.contains("applied") && first_line.contains("exit 0 changed=true"), "{first_line}");
+    assert!(
+        second_end >= first_end,
+        "the second run ended, and be2net would load, while the first was changing the card: {second_line}"
+    );
+    assert!(!second_line.contains("exit 5"), "{second_line}");
+    assert!(second_line.contains("was working on the adapters: waited"), "{second_line}");
+    assert!(second_line.contains("so no card is in the middle of a change; it logged: applied"), "{second_line}");
+    // One apply did the work, and its whole report is there; no temporary file is left.
+    let report = s.report_json();
+    assert_eq!((&report["changed"], &report["adapters"][0]["roce_enabled"]), (&true.into(), &true.into()), "{report}");
+    let mut files: Vec<String> = std::fs::read_dir(s.run_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["hook.lock", "last-apply.json", "last-run"]);
+}
+
+#[test]
+fn a_run_that_waits_covers_the_first_runs_command_in_flight_after_its_limit() {
+    let s = Setup::new();
+    s.roce();
+    // The first GET_ACTIVE_PROFILE takes 3.5 s (within its 4 s): the first run is stopped at its
+    // 1 s limit and finishes that command first, so it holds the card past the limit both runs
+    // have. The second must not end before it.
+    s.faults(&["slow=1:167:3500"]);
+    let first = s.start(1);
+    wait_until("the first run holds the card", || s.card_locked());
+    let second = s.start(1);
+    let (first, first_end) = first.join().unwrap();
+    let (second, second_end) = second.join().unwrap();
+    let first_line = log_line(&first);
+    let second_line = log_line(&second);
+    assert!(first_line.contains("stopped after 1s (exit 124), the command in flight finished first"), "{first_line}");
+    assert!(second_end >= first_end, "the second run ended before the first: {second_line}");
+    assert!(second_line.contains("it logged: apply of ") && second_line.contains("stopped after 1s"), "{second_line}");
 }

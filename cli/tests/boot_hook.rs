@@ -204,7 +204,7 @@ fn a_bad_configuration_is_logged_and_be2net_still_loads() {
     let line = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(line.contains("failed (exit 2;") && line.contains("be2net loads anyway"), "{line}");
     // The line says why, in ocetool's own words.
-    assert!(line.contains("key `profile`: \\\"rocee\\\" is not a profile"), "{line}");
+    assert!(line.contains("key `profile`: \"rocee\" is not a profile"), "{line}");
     let report = s.report_json();
     assert!(report["error"]["message"].as_str().unwrap().contains("key `profile`"), "{report}");
 }

@@ -179,6 +179,29 @@ fn an_accepted_configuration_goes_in_with_its_images_and_the_initramfs_applies_i
     assert_eq!(std::fs::read_to_string(s.path("run/initramfs-manifest")).unwrap(), manifest);
     let last_run = std::fs::read_to_string(s.path("run/last-run")).unwrap();
     assert!(last_run.contains("\nwhere=initramfs\nstate=done\nrc=0\n"), "{last_run}");
+
+    // After boot, be2net loaded: the deferred flash is what is left for the unit, and it says
+    // that it needs the adapter from be2net for it; here (no be2net holds the emulator) it flashes.
+    let line = s.service();
+    assert!(line.contains("the hook's run before be2net (initramfs) deferred a firmware flash"), "{line}");
+    assert!(line.contains("unbind = true") && line.contains("applied"), "{line}");
+    assert_eq!(s.report()["adapters"][0]["firmware"]["stored"], NEW);
+}
+
+#[test]
+fn after_an_initramfs_run_that_failed_the_service_says_so_before_its_own_apply() {
+    let s = Setup::new();
+    s.write_config(false);
+    s.build(None);
+    // SET_ACTIVE_PROFILE refused by the firmware (MCC_STATUS_FAILED) at boot, in the initramfs.
+    let fault = common::ocetool(&["--device", &s.dev, "emulator", "fault", "set", "status=1:168:1"]);
+    assert_eq!(fault.code, 0, "{}", fault.stderr);
+    let kmsg = s.boot_initramfs();
+    assert!(kmsg.starts_with("<3>ocetool-apply: apply of ") && kmsg.contains("failed (exit 1;"), "{kmsg}");
+    assert_eq!(common::ocetool(&["--device", &s.dev, "emulator", "fault", "clear", "--all"]).code, 0);
+    let line = s.service();
+    assert!(line.contains("the hook's run before be2net (initramfs) did not apply"), "{line}");
+    assert!(line.contains("applied") && line.contains("changed=true"), "{line}");
 }
 
 #[test]

@@ -26,6 +26,8 @@ installkernel() {
 install() {
     local stage image
     inst_simple /usr/lib/ocetool/be2net-hook
+    # The install line loads be2net with /sbin/modprobe once the hook is done.
+    inst_multiple modprobe
     inst_multiple -o /lib/modprobe.d/ocetool.conf /usr/lib/modprobe.d/ocetool.conf
     stage=$(mktemp -d) || return 1
     /usr/lib/ocetool/initramfs-files "$stage"

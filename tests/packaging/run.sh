@@ -57,6 +57,8 @@ check "systemd-analyze verify ocetool-apply.service (source tree)" \
 check "modprobe -n -v -C packaging/modprobe.d be2net prints the install command" \
     sh -c 'modprobe -n -v -C packaging/modprobe.d be2net | grep -qx "install /usr/lib/ocetool/be2net-hook; /sbin/modprobe --ignore-install be2net \$CMDLINE_OPTS *"'
 check "the hook is POSIX sh" sh -n packaging/be2net-hook
+check "the initramfs builder and the initramfs-tools hook are POSIX sh, the dracut module bash" \
+    sh -c 'sh -n packaging/initramfs-files && sh -n packaging/initramfs-tools/ocetool && bash -n packaging/dracut/90ocetool/module-setup.sh'
 
 # 3. The package.
 say "building the package"
@@ -87,6 +89,9 @@ elif [ -n "$deb" ]; then
     check "systemd-analyze verify ocetool-apply.service (installed)" systemd-analyze verify ocetool-apply.service
     check "modprobe -n -v be2net runs the installed hook" \
         sh -c 'modprobe -n -v be2net | grep -q "^install /usr/lib/ocetool/be2net-hook;"'
+    check "the initramfs-tools hook, the dracut module, the builder and the trigger are installed" \
+        sh -c 'test -x /usr/share/initramfs-tools/hooks/ocetool -a -x /usr/lib/dracut/modules.d/90ocetool/module-setup.sh \
+            -a -x /usr/lib/ocetool/initramfs-files && grep -qx "activate-noawait update-initramfs" /var/lib/dpkg/info/ocetool.triggers'
     check "the ocetool group and the lock directory exist" \
         sh -c 'getent group ocetool && [ "$(stat -c %G /run/lock/ocetool)" = ocetool ]'
     emu=$WORK/emu
@@ -96,6 +101,9 @@ elif [ -n "$deb" ]; then
         OCETOOL_CONFIG=$WORK/ocetool.toml OCETOOL_DEVICE=emu:$emu OCETOOL_RUN_DIR=$WORK/run \
             /usr/lib/ocetool/be2net-hook &&
         grep -q '\"roce_enabled\": true' $WORK/run/last-apply.json"
+    check "the installed builder puts an accepted configuration into the initramfs" sh -c "
+        mkdir $WORK/stage && OCETOOL_CONFIG=$WORK/ocetool.toml /usr/lib/ocetool/initramfs-files $WORK/stage &&
+        grep -qx 'config-state included' $WORK/stage/manifest && cmp -s $WORK/ocetool.toml $WORK/stage/ocetool.toml"
     check "dpkg --purge" dpkg --purge ocetool
     check "nothing of the package is left" sh -c '! command -v ocetool && [ ! -e /lib/systemd/system/ocetool-apply.service ]'
 fi

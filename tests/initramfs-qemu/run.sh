@@ -20,12 +20,14 @@
 #   5. dracut (dracut-core in the same root): an image built with the package's dracut module
 #      holds the same; booted, its udev loads be2net through the hook in RoCE mode.
 # The expected function modes are design.md §6's, not read from the code under test: 0x2 for the
-# factory NIC profile, 0x6 (NIC + the RDMA bit 0x4) for RoCE.
+# factory NIC profile, 0x6 (NIC + the RDMA bit 0x4) for RoCE; the emulator's state file
+# (qemu_state_function_mode) says which profile the adapter ran before and after each boot.
 #
 # Usage: tests/initramfs-qemu/run.sh (as root: debootstrap, chroot, dpkg). KEEP_WORK=DIR keeps
 # the work folder; DEBIAN_MIRROR (default http://deb.debian.org/debian) for debootstrap.
 # Ends with "initramfs-qemu: N passed, M failed"; checks are counted by ID (a missing one fails);
-# exits non-zero on any failure. A guest kernel panic fails its boot's check, saying so.
+# exits non-zero on any failure; a failed check prints its evidence, and a guest kernel panic
+# fails every check with its panic line (tests/README.md).
 set -euo pipefail
 . "$(dirname "$0")/../qemu/lib.sh"
 CHECKS="deb-trigger initramfs-holds boot1-clean hook-in-initramfs roce-at-probe ocrdma0 report-applied
@@ -38,7 +40,7 @@ LOG=$WORK/checks.log
 CONFIG=/etc/ocetool/ocetool.toml
 NIC_MODE=0x2    # design.md §6: the factory NIC profile's function_mode
 ROCE_MODE=0x6   # design.md §6: NIC + RDMA
-check() { host_check "$LOG" "$1" "$2"; }
+check() { host_check "$LOG" "$1" "$2" "${3:-}"; }
 
 # 1. Tools: debootstrap, and cargo-deb as tests/packaging/run.sh installs it.
 if ! command -v debootstrap >/dev/null; then
@@ -107,37 +109,34 @@ TOML
 printf 'be2net\nocrdma\n' >>"$ROOT/etc/initramfs-tools/modules"
 install -D -m 0755 "$HERE/premount.sh" "$ROOT/etc/initramfs-tools/scripts/init-premount/ocetool-test"
 cp "$DEB" "$ROOT/tmp/ocetool.deb"
+# From here on a failing step fails its check, not the script.
+set +e
 qemu_say "dpkg -i $(basename "$DEB") in the root; its trigger runs update-initramfs"
 R=0; inroot dpkg -i /tmp/ocetool.deb >"$WORK/dpkg.log" 2>&1 || R=1
 grep -q "^Processing triggers for initramfs-tools" "$WORK/dpkg.log" &&
-  grep -q "^update-initramfs: Generating /boot/initrd.img-$KVER" "$WORK/dpkg.log" &&
+  grep -q "^update-initramfs: Generating /boot/initrd.img-$KVER\$" "$WORK/dpkg.log" &&
   [ -s "$ROOT/boot/initrd.img-$KVER" ] || R=1
-[ "$R" = 0 ] || cat "$WORK/dpkg.log"
-check "deb-trigger dpkg -i installs the package and its trigger rebuilds /boot/initrd.img-$KVER" $R
-inroot lsinitramfs "/boot/initrd.img-$KVER" >"$WORK/contents" 2>/dev/null || true
-R=0
+check "deb-trigger dpkg -i installs the package and its trigger rebuilds /boot/initrd.img-$KVER" $R \
+  "expected dpkg to process the initramfs-tools trigger and update-initramfs to generate the image; dpkg printed: $(tail -n 8 "$WORK/dpkg.log")"
+inroot lsinitramfs "/boot/initrd.img-$KVER" >"$WORK/contents" 2>/dev/null
+R=0; missing=
 for f in usr/bin/ocetool usr/lib/ocetool/be2net-hook usr/lib/ocetool/initramfs-manifest etc/ocetool/ocetool.toml \
-  usr/lib/modprobe.d/ocetool.conf usr/bin/flock "usr/lib/modules/$KVER/kernel/drivers/net/ethernet/emulex/benet/be2net.ko" \
+  usr/lib/modprobe.d/ocetool.conf usr/bin/flock usr/bin/timeout "usr/lib/modules/$KVER/kernel/drivers/net/ethernet/emulex/benet/be2net.ko" \
   "usr/lib/modules/$KVER/kernel/drivers/vfio/pci/vfio-pci.ko"; do
-  grep -qx "$f" "$WORK/contents" || { echo "initramfs-qemu: the initramfs lacks $f"; R=1; }
+  grep -qx "$f" "$WORK/contents" || { missing="$missing $f"; R=1; }
 done
-check "initramfs-holds the initramfs holds be2net, the modprobe.d line, the hook, ocetool, flock, vfio-pci, the configuration and the manifest" $R
+check "initramfs-holds the initramfs holds be2net, the modprobe.d line, the hook, ocetool, flock, vfio-pci, the configuration and the manifest" $R \
+  "missing from lsinitramfs' list ($(wc -l <"$WORK/contents") entries):${missing:- nothing}"
 cp "$ROOT/boot/initrd.img-$KVER" "$WORK/initrd-roce.img"
 
-# Boots. Each boot's serial log is $WORK/bootN.log; the checks go to $LOG. From here on a
-# failing step fails its check, not the script.
-set +e
+# Boots. Each boot's serial log is $WORK/bootN.log; the checks go to $LOG.
 STATE=$WORK/emu
 "$HOST_OCETOOL" --device "emu:$STATE" emulator init >/dev/null
 QRCS=0
-panic_line() {
-  if declare -F qemu_panic_line >/dev/null; then qemu_panic_line "$1"; else
-    grep -m1 -o 'Kernel panic - not syncing.*' "$1"; fi
-}
 # boot N INITRD [adapter|none]: one guest, the served adapter attached unless "none"; then
-# bootN-clean: QEMU exited 0, the premount script finished, no panic.
+# bootN-clean: QEMU exited 0 and the premount script finished.
 boot() {
-  local n=$1 initrd=$2 adapter=${3:-adapter} log=$WORK/boot$1.log qemu=$QEMU p
+  local n=$1 initrd=$2 adapter=${3:-adapter} log=$WORK/boot$1.log qemu=$QEMU p why
   if [ "$adapter" = adapter ]; then
     qemu_serve "$WORK/server$n.log" "$HOST_OCETOOL" --device "emu:$STATE" emulator serve --socket "$SOCK"
   else
@@ -154,69 +153,85 @@ exec "$qemu" "\${args[@]}"
 EOF
     chmod +x "$QEMU"
   fi
-  qemu_say "boot $n: $initrd, $adapter"
-  qemu_boot "$initrd" "$log" "no_timer_check"
-  set +e   # qemu_boot may turn errexit back on
+  qemu_say "boot $n: $(basename "$initrd"), $adapter"
+  qemu_boot "$initrd" "$log"
   QEMU=$qemu
   [ "$adapter" = adapter ] && { wait "$SERVER_PID" || true; }
   QRCS=$((QRCS | QRC))
-  local R=0 why="qemu rc $QRC"
-  if p=$(panic_line "$log"); then
-    why="the guest kernel panicked: $p"; R=1
-    echo "initramfs-qemu: boot $n: $why"
-  fi
-  [ "$QRC" = 0 ] && grep -q '^GUEST-DONE' "$log" || R=1
-  check "boot$n-clean boot $n ran Debian's initramfs to the test's premount script ($why)" $R
+  local R=0
+  why="qemu rc $QRC"
+  if p=$(qemu_panic_line "$log"); then why="the guest kernel panicked: $p"; R=1; fi
+  [ "$QRC" = 0 ] && grep -q '^GUEST-DONE$' "$log" || R=1
+  check "boot$n-clean boot $n ran the initramfs to the test's premount script ($why)" $R \
+    "expected qemu rc 0 and GUEST-DONE; seen: $why, $(grep -c '^GUEST-DONE$' "$log") GUEST-DONE; the log ends: $(tail -n 4 "$log")"
 }
 json() { qemu_json "$WORK/boot$1.log" "$2"; }
+# The kernel log lines the premount script printed (GUEST-DMESG), without their timestamps.
 dmesg_lines() { sed -n 's/^GUEST-DMESG \(\[ *[0-9.]*\] \)\{0,1\}//p' "$WORK/boot$1.log"; }
-# The function_mode= values of be2net's probes in boot N, one a line.
+# The function_mode values of be2net's probes in boot N, one a line.
 modes() { dmesg_lines "$1" | sed -n 's/^be2net [0-9a-f:.]*: FW config: function_mode=\(0x[0-9a-f]*\),.*/\1/p'; }
 value() { sed -n "s/^GUEST-VALUE $2=//p" "$WORK/boot$1.log" | tail -n 1; }
-# The console: what the kernel printed on the serial line itself, not the premount script's lines.
-console() { grep -v '^GUEST' "$WORK/boot$1.log"; }
+# console N TEXT: the lines the kernel itself printed on the serial console (not the premount
+# script's GUEST lines) that start with TEXT after their timestamp, without the timestamp.
+console() { grep -v '^GUEST' "$WORK/boot$1.log" | sed -n 's/^.*\[ *[0-9.]*\] //p' | grep -F -- "$2"; }
+# The function mode the emulator's state file says the adapter runs (design.md §6), as 0xN.
+state_mode() { echo "0x$(qemu_state_function_mode "$STATE")"; }
+hook_lines() { dmesg_lines "$1" | grep '^ocetool-apply: '; }
 
+BEFORE=$(state_mode)
 boot 1 "$WORK/initrd-roce.img"
 R=0; json 1 last-run | grep -qx 'where=initramfs' && json 1 last-run | grep -qx 'state=done' &&
   json 1 last-run | grep -qx 'rc=0' || R=1
 first_hook=$(dmesg_lines 1 | grep -n "^ocetool-apply: applied $CONFIG: exit 0 changed=true" | head -n 1 | cut -d: -f1)
 first_probe=$(dmesg_lines 1 | grep -n '^be2net .*: FW config: function_mode=' | head -n 1 | cut -d: -f1)
 [ -n "$first_hook" ] && [ -n "$first_probe" ] && [ "$first_hook" -lt "$first_probe" ] || R=1
-check "hook-in-initramfs the hook ran in the initramfs (last-run where=initramfs, done, rc 0), its line before be2net's first probe" $R
-R=0; [ "$(modes 1 | tr '\n' ' ')" = "$ROCE_MODE " ] || R=1
-check "roce-at-probe be2net probed once, in RoCE mode: function_mode $(modes 1 | tr '\n' ' ')(RoCE $ROCE_MODE; factory NIC $NIC_MODE)" $R
+check "hook-in-initramfs the hook ran in the initramfs (last-run where=initramfs, done, rc 0), its line before be2net's first probe" $R \
+  "expected the hook's 'applied ... changed=true' line (kernel log line ${first_hook:-none}) before be2net's probe (${first_probe:-none}); last-run: $(json 1 last-run | tr '\n' ' '); hook lines: $(hook_lines 1)"
+R=0; [ "$BEFORE" = "$NIC_MODE" ] && [ "$(modes 1 | tr '\n' ' ')" = "$ROCE_MODE " ] && [ "$(state_mode)" = "$ROCE_MODE" ] || R=1
+check "roce-at-probe a factory NIC adapter, and be2net probed it once, already in RoCE mode (function_mode $(modes 1 | tr '\n' ' '))" $R \
+  "expected the state file's mode $NIC_MODE before the boot and $ROCE_MODE after, be2net's one probe at $ROCE_MODE (design.md §6); seen: before $BEFORE, after $(state_mode), probes: $(modes 1 | tr '\n' ' ')"
 R=0; case " $(value 1 infiniband) " in *" ocrdma0 "*) ;; *) R=1 ;; esac
-dmesg_lines 1 | grep -q 'ocrdma0 driver loaded successfully' || R=1
-check "ocrdma0 ocrdma registered ocrdma0 in the initramfs ($(value 1 infiniband))" $R
+dmesg_lines 1 | grep -q ' ocrdma0 driver loaded successfully$' || R=1
+check "ocrdma0 ocrdma registered ocrdma0 in the initramfs ($(value 1 infiniband))" $R \
+  "expected ocrdma0 in /sys/class/infiniband and 'ocrdma0 driver loaded successfully'; seen: infiniband '$(value 1 infiniband)'; $(dmesg_lines 1 | grep ocrdma | tail -n 3)"
 R=0; json 1 last-apply.json | jq -e '.changed == true and .error == null and (.adapters | length) == 1 and
   (.adapters[0] | .error == null and .roce_enabled == true and (.actions | length) == 2 and
    (.actions[0] | test("the next-boot profile$")) and (.actions[1] | test("^reset the chip: ")))' >/dev/null 2>&1 || R=1
-check "report-applied last-apply.json: changed, the profile made next, then the chip reset, RoCE enabled" $R
+check "report-applied last-apply.json: changed, the profile made next, then the chip reset, RoCE enabled" $R \
+  "seen: $(json 1 last-apply.json | jq -c '{changed, adapters: [.adapters[] | {actions, roce_enabled, error}]}' 2>&1)"
 
 boot 2 "$WORK/initrd-roce.img"
 R=0; json 2 last-apply.json | jq -e '.changed == false and .adapters[0].error == null and
   .adapters[0].roce_enabled == true' >/dev/null 2>&1 || R=1
 [ "$(modes 2 | tr '\n' ' ')" = "$ROCE_MODE " ] && json 2 last-run | grep -qx 'where=initramfs' || R=1
-check "second-boot-unchanged boot 2: the hook in the initramfs changed nothing (changed: false); be2net probed in RoCE mode" $R
+check "second-boot-unchanged boot 2: the hook in the initramfs changed nothing (changed: false); be2net probed in RoCE mode" $R \
+  "seen: $(json 2 last-apply.json | jq -c '{changed, adapters: [.adapters[] | {actions, error}]}' 2>&1); probes: $(modes 2 | tr '\n' ' '); hook lines: $(hook_lines 2)"
 
 boot 3 "$WORK/initrd-roce.img" none
-R=0; console 3 | grep -q "ocetool-apply: no OCe14000 adapter found: $CONFIG was applied to none (exit 0)" || R=1
-check "no-adapter-console no adapter: the console says the hook found none to apply the configuration to" $R
+WANT="ocetool-apply: no OCe14000 adapter found: $CONFIG was applied to none (exit 0)"
+R=0; [ -n "$(console 3 "$WANT")" ] || R=1
+check "no-adapter-console no adapter: the console says the hook found none to apply the configuration to" $R \
+  "expected a console line starting '$WANT'; the hook's kernel log lines: $(hook_lines 3)"
 R=0; [ "$(value 3 be2net_loaded)" = yes ] || R=1
-check "no-adapter-loads no adapter: be2net loaded all the same (/sys/module/be2net)" $R
+check "no-adapter-loads no adapter: be2net loaded all the same (/sys/module/be2net)" $R \
+  "seen: be2net_loaded=$(value 3 be2net_loaded)"
 
 # A broken configuration, and the documented step after editing it.
 sed -i 's/^profile = "roce"/profile = "rocee"/' "$ROOT$CONFIG"
 R=0; inroot update-initramfs -u -k "$KVER" >"$WORK/update.log" 2>&1 || R=1
-grep -q "ocetool: $CONFIG stays out of the initramfs, where be2net then loads with the adapters as they are: .*rocee" "$WORK/update.log" || R=1
-[ "$R" = 0 ] || cat "$WORK/update.log"
-check "broken-refused update-initramfs -u: the builder leaves the broken configuration out and says why" $R
+WANT="ocetool: $CONFIG stays out of the initramfs, where be2net then loads with the adapters as they are: ocetool apply refuses it (exit 2): $CONFIG:"
+grep -F -- "$WANT" "$WORK/update.log" | grep -qF 'key `profile`: "rocee" is not a profile' || R=1
+check "broken-refused update-initramfs -u: the builder leaves the broken configuration out and says why" $R \
+  "expected '$WANT ... \"rocee\" is not a profile'; update-initramfs printed: $(tail -n 6 "$WORK/update.log")"
 cp "$ROOT/boot/initrd.img-$KVER" "$WORK/initrd-broken.img"
 boot 4 "$WORK/initrd-broken.img"
-R=0; console 4 | grep -q "ocetool-apply: this initramfs holds no configuration: $CONFIG was refused when it was built .*rocee.* is not a profile" || R=1
-check "broken-console broken configuration: the console says why be2net loads unconfigured" $R
-R=0; [ "$(value 4 be2net_loaded)" = yes ] && [ "$(modes 4 | tr '\n' ' ')" = "$ROCE_MODE " ] || R=1
-check "broken-loads broken configuration: be2net loaded and probed the adapter as it was (function_mode $(modes 4 | tr '\n' ' '))" $R
+WANT="ocetool-apply: this initramfs holds no configuration: $CONFIG was refused when it was built ("
+R=0; console 4 "$WANT" | grep -qF 'key `profile`: "rocee" is not a profile' || R=1
+check "broken-console broken configuration: the console says why be2net loads unconfigured" $R \
+  "expected a console line starting '$WANT' naming \"rocee\"; the hook's kernel log lines: $(hook_lines 4)"
+R=0; [ "$(value 4 be2net_loaded)" = yes ] && [ "$(modes 4 | tr '\n' ' ')" = "$(state_mode) " ] || R=1
+check "broken-loads broken configuration: be2net loaded and probed the adapter as it was (function_mode $(modes 4 | tr '\n' ' '))" $R \
+  "expected one probe at the state file's mode $(state_mode); seen: be2net_loaded=$(value 4 be2net_loaded), probes: $(modes 4 | tr '\n' ' ')"
 
 # dracut: the package's module in an image of dracut's, with the configuration fixed again, and a
 # test-only module: premount.sh as a pre-mount hook, and a root that dracut's init accepts and
@@ -239,24 +254,27 @@ EOF
 # The adapter back to its factory profile, so that the hook in dracut's image has work to do.
 "$HOST_OCETOOL" --device "emu:$STATE" set-profile --yes nic >/dev/null
 "$HOST_OCETOOL" --device "emu:$STATE" reset --yes >/dev/null
+BEFORE=$(state_mode)
 R=0; inroot dracut --no-hostonly -m "base udev-rules ocetool ocetool-test" --add-drivers "be2net" \
   -f /tmp/dracut.img "$KVER" >"$WORK/dracut.log" 2>&1 || R=1
-inroot lsinitrd /tmp/dracut.img 2>/dev/null | awk '{print $NF}' >"$WORK/dracut-contents" || true
+inroot lsinitrd /tmp/dracut.img 2>/dev/null | awk '{print $NF}' >"$WORK/dracut-contents"
+missing=
 for f in usr/bin/ocetool usr/lib/ocetool/be2net-hook usr/lib/ocetool/initramfs-manifest etc/ocetool/ocetool.toml \
-  usr/lib/modprobe.d/ocetool.conf usr/bin/flock; do
-  grep -qx "$f" "$WORK/dracut-contents" || { echo "initramfs-qemu: the dracut image lacks $f"; R=1; }
+  usr/lib/modprobe.d/ocetool.conf usr/bin/flock usr/bin/timeout; do
+  grep -qx "$f" "$WORK/dracut-contents" || { missing="$missing $f"; R=1; }
 done
-[ "$R" = 0 ] || tail -20 "$WORK/dracut.log"
-check "dracut-holds dracut with the package's module: the hook, ocetool, flock, the configuration, the manifest" $R
+check "dracut-holds dracut with the package's module: the hook, ocetool, flock, the configuration, the manifest" $R \
+  "missing:${missing:- nothing}; dracut printed: $(tail -n 4 "$WORK/dracut.log")"
 boot 5 "$ROOT/tmp/dracut.img"
-R=0; [ "$(modes 5 | tr '\n' ' ')" = "$ROCE_MODE " ] && json 5 last-run | grep -qx 'where=initramfs' &&
+R=0; [ "$BEFORE" = "$NIC_MODE" ] && [ "$(modes 5 | tr '\n' ' ')" = "$ROCE_MODE " ] && json 5 last-run | grep -qx 'where=initramfs' &&
   json 5 last-apply.json | jq -e '.changed == true and .adapters[0].roce_enabled == true' >/dev/null 2>&1 || R=1
-check "dracut-roce dracut's udev loaded be2net through the hook: applied in the initramfs, probed in RoCE mode" $R
+check "dracut-roce dracut's udev loaded be2net through the hook: applied in the initramfs, a NIC adapter probed in RoCE mode" $R \
+  "expected the state file's mode $NIC_MODE before, one probe at $ROCE_MODE; seen: before $BEFORE, probes: $(modes 5 | tr '\n' ' '); hook lines: $(hook_lines 5)"
 
-grep -hE '^(GUEST-VALUE|GUEST-DMESG .*(ocetool-apply|function_mode))' "$WORK"/boot*.log || true
+grep -hE '^(GUEST-VALUE|GUEST-DMESG .*(ocetool-apply|function_mode))' "$WORK"/boot*.log
 # The guests finished: every boot reached the premount script's end.
 all=1
-for n in 1 2 3 4 5; do grep -q '^GUEST-DONE' "$WORK/boot$n.log" 2>/dev/null || all=; done
+for n in 1 2 3 4 5; do grep -q '^GUEST-DONE$' "$WORK/boot$n.log" 2>/dev/null || all=; done
 [ -z "$all" ] || echo "GUEST-DONE" >>"$LOG"
 QRC=$QRCS
 qemu_summary initramfs-qemu "$LOG" "$CHECKS"

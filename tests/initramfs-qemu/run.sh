@@ -166,6 +166,9 @@ EOF
     "expected qemu rc 0 and GUEST-DONE; seen: $why, $(grep -c '^GUEST-DONE$' "$log") GUEST-DONE; the log ends: $(tail -n 4 "$log")"
 }
 json() { qemu_json "$WORK/boot$1.log" "$2"; }
+# jtrue FILTER: stdin holds a JSON document and FILTER is true of it (`jq -e` alone passes an empty
+# input: a missing report must fail).
+jtrue() { jq -e -n "input | ($1)" >/dev/null 2>&1; }
 # The kernel log lines the premount script printed (GUEST-DMESG), without their timestamps.
 dmesg_lines() { sed -n 's/^GUEST-DMESG \(\[ *[0-9.]*\] \)\{0,1\}//p' "$WORK/boot$1.log"; }
 # The function_mode values of be2net's probes in boot N, one a line.
@@ -194,15 +197,15 @@ R=0; case " $(value 1 infiniband) " in *" ocrdma0 "*) ;; *) R=1 ;; esac
 dmesg_lines 1 | grep -q ' ocrdma0 driver loaded successfully$' || R=1
 check "ocrdma0 ocrdma registered ocrdma0 in the initramfs ($(value 1 infiniband))" $R \
   "expected ocrdma0 in /sys/class/infiniband and 'ocrdma0 driver loaded successfully'; seen: infiniband '$(value 1 infiniband)'; $(dmesg_lines 1 | grep ocrdma | tail -n 3)"
-R=0; json 1 last-apply.json | jq -e '.changed == true and .error == null and (.adapters | length) == 1 and
+R=0; json 1 last-apply.json | jtrue '.changed == true and .error == null and (.adapters | length) == 1 and
   (.adapters[0] | .error == null and .roce_enabled == true and (.actions | length) == 2 and
-   (.actions[0] | test("the next-boot profile$")) and (.actions[1] | test("^reset the chip: ")))' >/dev/null 2>&1 || R=1
+   (.actions[0] | test("the next-boot profile$")) and (.actions[1] | test("^reset the chip: ")))' || R=1
 check "report-applied last-apply.json: changed, the profile made next, then the chip reset, RoCE enabled" $R \
   "seen: $(json 1 last-apply.json | jq -c '{changed, adapters: [.adapters[] | {actions, roce_enabled, error}]}' 2>&1)"
 
 boot 2 "$WORK/initrd-roce.img"
-R=0; json 2 last-apply.json | jq -e '.changed == false and .adapters[0].error == null and
-  .adapters[0].roce_enabled == true' >/dev/null 2>&1 || R=1
+R=0; json 2 last-apply.json | jtrue '.changed == false and .adapters[0].error == null and
+  .adapters[0].roce_enabled == true' || R=1
 [ "$(modes 2 | tr '\n' ' ')" = "$ROCE_MODE " ] && json 2 last-run | grep -qx 'where=initramfs' || R=1
 check "second-boot-unchanged boot 2: the hook in the initramfs changed nothing (changed: false); be2net probed in RoCE mode" $R \
   "seen: $(json 2 last-apply.json | jq -c '{changed, adapters: [.adapters[] | {actions, error}]}' 2>&1); probes: $(modes 2 | tr '\n' ' '); hook lines: $(hook_lines 2)"
@@ -267,7 +270,7 @@ check "dracut-holds dracut with the package's module: the hook, ocetool, flock, 
   "missing:${missing:- nothing}; dracut printed: $(tail -n 4 "$WORK/dracut.log")"
 boot 5 "$ROOT/tmp/dracut.img"
 R=0; [ "$BEFORE" = "$NIC_MODE" ] && [ "$(modes 5 | tr '\n' ' ')" = "$ROCE_MODE " ] && json 5 last-run | grep -qx 'where=initramfs' &&
-  json 5 last-apply.json | jq -e '.changed == true and .adapters[0].roce_enabled == true' >/dev/null 2>&1 || R=1
+  json 5 last-apply.json | jtrue '.changed == true and .adapters[0].roce_enabled == true' || R=1
 check "dracut-roce dracut's udev loaded be2net through the hook: applied in the initramfs, a NIC adapter probed in RoCE mode" $R \
   "expected the state file's mode $NIC_MODE before, one probe at $ROCE_MODE; seen: before $BEFORE, probes: $(modes 5 | tr '\n' ' '); hook lines: $(hook_lines 5)"
 

@@ -97,7 +97,7 @@ fn examples_and_exit_status_are_standard_sections_and_nothing_is_extra() {
     // ocetool-apply(8), which the unit names: the hook, the unit, their files and variables.
     let apply = page(&out, "ocetool-apply.8");
     let found = sections(&apply);
-    for wanted in ["BOOT HOOK", "SYSTEMD UNIT", "EXIT STATUS", "ENVIRONMENT", "FILES", "EXAMPLES"] {
+    for wanted in ["BOOT HOOK", "INITRAMFS", "SYSTEMD UNIT", "EXIT STATUS", "ENVIRONMENT", "FILES", "EXAMPLES"] {
         assert!(found.iter().any(|s| s == wanted), "ocetool-apply.8 has no {wanted}: {found:?}");
     }
     for needle in

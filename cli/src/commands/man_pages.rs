@@ -132,7 +132,8 @@ pub const FILES: &[(&str, &str)] = &[
     ("/usr/share/doc/ocetool/README.md", "The full documentation, the JSON contract and the error codes included."),
 ];
 
-/// The sections `ocetool-apply(8)` adds after its DESCRIPTION: the boot hook and the unit.
+/// The sections `ocetool-apply(8)` adds after its DESCRIPTION: the boot hook, the initramfs and
+/// the unit (packaging/be2net-hook's header has the times and where each comes from).
 pub fn apply_boot() -> String {
     let mut out = section(
         "BOOT HOOK",
@@ -141,16 +142,33 @@ pub fn apply_boot() -> String {
              (install be2net /usr/lib/ocetool/be2net-hook; /sbin/modprobe --ignore-install be2net $CMDLINE_OPTS), \
              so the adapters get their profile before be2net binds them.",
             "The hook does nothing unless the configuration exists. It loads vfio-pci, runs ocetool --json apply \
-             bounded by a timeout (120 seconds, below udev's limit for a module load), writes the report to \
-             /run/ocetool/last-apply.json, logs one line with the tag ocetool-apply (journalctl -t ocetool-apply), \
-             and always exits 0: be2net loads whatever happened.",
+             --firmware-budget 0 (the profile and its reset; a firmware flash is deferred to the unit) bounded by a \
+             timeout (30 seconds, so that the module load stays within udev's 180), writes the report to \
+             /run/ocetool/last-apply.json, logs one line with the tag ocetool-apply (journalctl -t ocetool-apply; \
+             a failure at priority err), and always exits 0: be2net loads whatever happened.",
+            "Runs go one at a time: udev loads be2net once per PCI function, in parallel, and every run applies \
+             every adapter, so a run that finds another at work waits for its end (up to 115 seconds) and then \
+             lets be2net load without an apply of its own.",
         ],
     );
     out.push_str(&section(
+        "INITRAMFS",
+        &["be2net usually loads in the initramfs. The package's initramfs-tools hook and dracut module put the \
+             hook there and, when ocetool apply accepts the configuration, ocetool, the configuration and the \
+             images it names (up to 32 MiB in all, OCETOOL_INITRAMFS_MAX_MIB), with a manifest of what went in and \
+             what stayed out. After editing the configuration or an image, rebuild the initramfs \
+             (update-initramfs -u -k all, or dracut --regenerate-all -f) and reboot. In the initramfs the hook \
+             logs to the kernel log; a configuration that was refused when the initramfs was built is named \
+             there, with the reason."],
+    ));
+    out.push_str(&section(
         "SYSTEMD UNIT",
         &["ocetool-apply.service runs the same hook once at boot, before systemd-udev-trigger.service (udev's \
-           coldplug, which loads be2net) and network-pre.target, when /etc/ocetool/ocetool.toml exists. It is \
-           installed disabled: systemctl enable ocetool-apply.service once the configuration is written."],
+           coldplug, which loads be2net) and network-pre.target, when /etc/ocetool/ocetool.toml exists, with the \
+           time a firmware flash needs. It is installed disabled: systemctl enable ocetool-apply.service once the \
+           configuration is written. When be2net was loaded in the initramfs, the unit has nothing left if the \
+           hook did it all there, and otherwise logs at priority err what was not done before be2net and what to \
+           do."],
     ));
     out
 }
@@ -161,8 +179,16 @@ pub fn apply_environment_and_files() -> String {
         "ENVIRONMENT",
         &[
             ("OCETOOL_CONFIG", "The hook's configuration (default /etc/ocetool/ocetool.toml)."),
-            ("OCETOOL_HOOK_TIMEOUT", "Seconds the hook lets ocetool apply run (default 120)."),
-            ("OCETOOL_RUN_DIR", "Where the hook leaves last-apply.json (default /run/ocetool)."),
+            (
+                "OCETOOL_HOOK_TIMEOUT",
+                "Seconds the hook lets ocetool apply run (default 30 under modprobe, 36000 for the unit); for tests.",
+            ),
+            ("OCETOOL_RUN_DIR", "Where the hook leaves last-apply.json and its records (default /run/ocetool)."),
+            (
+                "OCETOOL_INITRAMFS_MAX_MIB",
+                "The initramfs builders' bound for the images, in MiB (default 32): OCETOOL_INITRAMFS_MAX_MIB=64 \
+                 update-initramfs -u.",
+            ),
             ("OCETOOL_BIN", "The ocetool the hook runs (default /usr/bin/ocetool); for tests."),
             ("OCETOOL_DEVICE", "Apply to this device only (e.g. emu:DIR); for tests."),
         ],
@@ -174,7 +200,14 @@ pub fn apply_environment_and_files() -> String {
             ("/usr/lib/ocetool/be2net-hook", "The hook."),
             ("/lib/modprobe.d/ocetool.conf", "The install line that runs the hook before be2net."),
             ("/lib/systemd/system/ocetool-apply.service", "The unit (installed disabled)."),
+            ("/usr/share/initramfs-tools/hooks/ocetool", "The initramfs-tools hook."),
+            ("/usr/lib/dracut/modules.d/90ocetool/", "The dracut module."),
+            ("/usr/lib/ocetool/initramfs-files", "What of the configuration an initramfs gets, and its manifest."),
             ("/run/ocetool/last-apply.json", "The JSON report of the hook's last run."),
+            (
+                "/run/ocetool/last-run, /run/ocetool/initramfs-manifest",
+                "The hook's last run (where, its exit code and line) and the initramfs' manifest, for the unit.",
+            ),
             ("/usr/share/doc/ocetool/examples/ocetool.toml", "An example configuration."),
         ],
     ));

@@ -10,7 +10,7 @@
 //! | 0x00 | ECHO: reads back what was written |
 //! | 0x08 / 0x0C | SRC address, low / high |
 //! | 0x10 / 0x14 | DST address, low / high |
-//! | 0x18 | GO: write n: read n bytes at SRC, write their complement at DST |
+//! | 0x18 | GO: write n: read n bytes at SRC, write their complement at DST (in 64 KiB steps) |
 //! | 0x1C | STATUS: 0 after a good GO, 1 after a DMA fault, 2 with bus mastering off |
 //! | 0x20 | INTX: write 1 / 0 to assert / deassert INTx |
 //! | 0x24 | MSIX: write v to send MSI-X vector v |
@@ -40,6 +40,9 @@ pub mod regs {
     /// MSIX.
     pub const MSIX: u64 = 0x24;
 }
+/// The most a GO copies per DMA read and write (its own choice; the length written to GO is not
+/// bounded, so a GO copies in steps of this size).
+const GO_CHUNK: usize = 64 * 1024;
 /// MSI-X vectors the test device offers.
 pub const VECTORS: u16 = 4;
 
@@ -80,12 +83,24 @@ impl<D: DmaSpace, I: Interrupt> TestDevice<D, I> {
         if self.command() & CMD_MASTER == 0 {
             return 2;
         }
-        let mut buf = vec![0u8; n];
-        if self.dma.read(self.addr(regs::SRC), &mut buf).is_err() {
-            return 1;
+        // The length is the guest's: copy through a bounded buffer, never one of its size.
+        let (src, dst) = (self.addr(regs::SRC), self.addr(regs::DST));
+        let mut buf = vec![0u8; n.min(GO_CHUNK)];
+        let mut done = 0;
+        while done < n {
+            let len = (n - done).min(GO_CHUNK);
+            let chunk = &mut buf[..len];
+            let at = done as u64;
+            if self.dma.read(src.wrapping_add(at), chunk).is_err() {
+                return 1;
+            }
+            chunk.iter_mut().for_each(|b| *b = !*b);
+            if self.dma.write(dst.wrapping_add(at), chunk).is_err() {
+                return 1;
+            }
+            done += len;
         }
-        buf.iter_mut().for_each(|b| *b = !*b);
-        if self.dma.write(self.addr(regs::DST), &buf).is_err() { 1 } else { 0 }
+        0
     }
 
     fn update_intx(&mut self) {
@@ -164,4 +179,40 @@ fn power_on_config() -> [u8; 256] {
     config[0x0B] = 0xFF; // class: unassigned
     config[0x3D] = 1; // INTA#
     config
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use oce_emulator::device::{DmaFault, NoInterrupt};
+
+    use super::*;
+
+    /// Memory that is all zeros and records the length of every access.
+    #[derive(Default)]
+    struct Recording(RefCell<Vec<usize>>);
+
+    impl DmaSpace for Recording {
+        fn read(&self, _: u64, buf: &mut [u8]) -> Result<(), DmaFault> {
+            self.0.borrow_mut().push(buf.len());
+            buf.fill(0);
+            Ok(())
+        }
+        fn write(&self, _: u64, data: &[u8]) -> Result<(), DmaFault> {
+            self.0.borrow_mut().push(data.len());
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_go_never_holds_more_than_64_kib_whatever_length_the_guest_writes() {
+        let mut dev = TestDevice::new(Recording::default(), NoInterrupt);
+        dev.write_config(4, &CMD_MASTER.to_le_bytes());
+        dev.write_bar(0, regs::GO, &(200_000u32).to_le_bytes());
+        assert_eq!(dev.reg(regs::STATUS), 0);
+        // 200000 = 3 * 65536 + 3392, each step read then written.
+        let steps = [65536, 65536, 65536, 65536, 65536, 65536, 3392, 3392];
+        assert_eq!(*dev.dma.0.borrow(), steps);
+    }
 }

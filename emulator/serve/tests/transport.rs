@@ -71,6 +71,27 @@ fn go(s: &mut common::Served, src: u64, dst: u64, n: u32) -> u32 {
 }
 
 #[test]
+fn a_copy_longer_than_the_devices_buffer_is_whole_and_a_length_of_4_gib_is_a_fault() {
+    let mut s = negotiated();
+    s.client.write32(CONFIG_REGION, COMMAND, MASTER).unwrap();
+    // 160 KiB each way: more than two of the test device's 64 KiB steps, and a part step.
+    const LEN: usize = 160 * 1024;
+    let ram = memfd(2 * LEN as u64);
+    let iova = 0x2_0000_0000u64;
+    s.client.map_file(iova, 2 * LEN as u64, &ram, 0).unwrap();
+    let pattern: Vec<u8> = (0..LEN as u32).map(|i| (i * 13 + i / 251) as u8).collect();
+    ram.write_all_at(&pattern, 0).unwrap();
+    assert_eq!(go(&mut s, iova, iova + LEN as u64, LEN as u32), 0);
+    let mut out = vec![0u8; LEN];
+    ram.read_exact_at(&mut out, LEN as u64).unwrap();
+    assert!(out.iter().zip(&pattern).all(|(o, p)| *o == !*p), "every byte complemented, in order");
+    // A length the guest chose, past every mapping: a DMA fault where the mapping ends.
+    assert_eq!(go(&mut s, iova, iova + LEN as u64, u32::MAX), 1);
+    assert_eq!(go(&mut s, iova, iova + LEN as u64, 64), 0, "the session goes on");
+    s.finish();
+}
+
+#[test]
 fn dma_through_shared_memory_split_at_every_page_mapping() {
     let mut s = negotiated();
     s.client.write32(CONFIG_REGION, COMMAND, MASTER).unwrap();

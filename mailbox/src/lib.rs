@@ -3,7 +3,8 @@
 //! - [`regs`]: the Skyhawk registers as newtypes (SLI_INTF, POST semaphore, ASIC_ID, mailbox
 //!   doorbell, UE status, soft reset); [`doorbells`]: the queue doorbells (EQ/CQ, MCC, RQ, TX);
 //! - [`entries`]: ring entries besides the WRB and its completion (EQ entry, asynchronous
-//!   events, Ethernet TX header WRB and completion);
+//!   events; the Ethernet TX header and fragment WRBs, TX completion, RX descriptor and v1 RX
+//!   completion);
 //! - [`wire`]: the non-panicking little-endian codec every wire type uses;
 //! - [`header`], [`wrb`], [`status`]: request/response headers, WRB, SGE, completion, status codes;
 //! - [`Command`] and [`commands`]: every command as a type with its layout;

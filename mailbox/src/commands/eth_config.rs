@@ -1,10 +1,10 @@
-//! Ethernet configuration and counters: ETH RSS_CONFIG v1 (3-1), ACPI_WOL_MAGIC_CONFIG v1 as
-//! be2net's capability query (3-12) and GET_STATISTICS v2 (3-4) (spec/protocol.md §5.0,
-//! spec/be2net-driver.md §2 step 11d, §3.7, §4.1 step 4, §4.5).
+//! Ethernet configuration: ETH RSS_CONFIG v1 (3-1) and ACPI_WOL_MAGIC_CONFIG v1 as be2net's
+//! capability query (3-12) (spec/protocol.md §5.0, spec/be2net-driver.md §2 step 11d, §4.1 step
+//! 4). The counters (GET_STATISTICS) are in `eth_stats`.
 
 use super::support::fill_to;
 use crate::command::{Command, Empty};
-use crate::header::{HEADER_LEN, Subsystem};
+use crate::header::Subsystem;
 use crate::wire::{Reader, Wire, WireError, Writer};
 
 /// ETH RSS_CONFIG v1: embedded, 196 bytes (spec/protocol.md §5.0, be2net-driver.md §4.1).
@@ -137,66 +137,6 @@ impl Wire for WolCapabilities {
     }
 }
 
-/// ETH GET_STATISTICS v2: non-embedded, 2696 bytes, completed asynchronously; the body is
-/// reserved (spec/be2net-driver.md §3.7, §4.5).
-#[doc(alias = "be_cmd_req_get_stats_v2")]
-#[doc(alias = "OPCODE_ETH_GET_STATISTICS")]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct GetStatistics;
-
-impl Wire for GetStatistics {
-    fn encode(&self, _w: &mut Writer<'_>) -> Result<(), WireError> {
-        Ok(())
-    }
-    fn decode(_r: &mut Reader<'_>) -> Result<Self, WireError> {
-        Ok(Self)
-    }
-}
-
-impl Command for GetStatistics {
-    const NAME: &'static str = "GET_STATISTICS";
-    const SUBSYSTEM: Subsystem = Subsystem::Eth;
-    const OPCODE: u8 = 4;
-    const VERSION: u8 = 2;
-    const EMBEDDED: bool = false;
-    const LEN: usize = HEADER_LEN + HwStatsV2::LEN;
-    type Response = HwStatsV2;
-}
-
-/// The GET_STATISTICS v2 response body, `be_hw_stats_v2` (2680 bytes: RX filter, PMEM and ERX
-/// counters; BTF). Kept as raw bytes: no tool here interprets the counters, and the emulator
-/// reports them all zero.
-#[doc(alias = "be_hw_stats_v2")]
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HwStatsV2(pub Vec<u8>);
-
-impl HwStatsV2 {
-    /// Size of `be_hw_stats_v2` (BTF, spec/be2net-driver.md §2 step 3).
-    pub const LEN: usize = 2680;
-
-    /// Every counter zero.
-    pub fn zeroed() -> Self {
-        Self(vec![0; Self::LEN])
-    }
-}
-
-impl Wire for HwStatsV2 {
-    fn encode(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
-        if self.0.len() != Self::LEN {
-            return Err(WireError {
-                field: "be_hw_stats_v2",
-                offset: w.position(),
-                needed: Self::LEN,
-                available: self.0.len(),
-            });
-        }
-        w.bytes("be_hw_stats_v2", &self.0)
-    }
-    fn decode(r: &mut Reader<'_>) -> Result<Self, WireError> {
-        Ok(Self(r.bytes("be_hw_stats_v2", Self::LEN)?.to_vec()))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,20 +173,5 @@ mod tests {
         let mut out = vec![0u8; 1204];
         caps.encode(&mut Writer::at(&mut out, 16)).unwrap();
         assert_eq!(out[16..], rsp[16..]);
-    }
-
-    #[test]
-    fn statistics_golden_bytes() {
-        let buf = encode_request(&GetStatistics).unwrap();
-        assert_eq!(buf.len(), 2696);
-        assert_eq!(hex::encode(&buf[..16]), "0403000000000000780a000002000000"); // len 2680, v2
-        let mut rsp = vec![0u8; 2696];
-        rsp[..16].copy_from_slice(&hex::decode("0403000000000000780a0000780a0000").unwrap());
-        rsp[16] = 7;
-        let (_, stats) = decode_response::<GetStatistics>(&rsp).unwrap();
-        assert_eq!((stats.0.len(), stats.0[0]), (HwStatsV2::LEN, 7));
-        rsp[8] = 0x77; // response_length 2679: one byte short
-        assert_eq!(decode_response::<GetStatistics>(&rsp).unwrap_err().needed, HwStatsV2::LEN);
-        assert!(HwStatsV2(vec![0; 3]).encode(&mut Writer::new(&mut [0u8; 4000])).is_err());
     }
 }

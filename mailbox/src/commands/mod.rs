@@ -16,6 +16,7 @@ mod dcbx;
 pub mod descriptors;
 mod eth;
 mod eth_config;
+mod eth_stats;
 mod fat;
 mod flashrom;
 mod func_config;
@@ -47,7 +48,8 @@ pub use descriptors::{
     ResourceDescriptor,
 };
 pub use eth::{RxCreate, RxCreated, RxDestroy, TxCreate, TxCreated, TxDestroy};
-pub use eth_config::{AcpiWolQuery, GetStatistics, HwStatsV2, RssConfig, WolCapabilities};
+pub use eth_config::{AcpiWolQuery, RssConfig, WolCapabilities};
+pub use eth_stats::{GetStatistics, HwStatsV2, PortCounter, RxfCounter};
 pub use fat::{FatLog, FatOperation, FatRequest, QueryFat, RetrieveFat};
 pub use flashrom::{FlashCrc, FlashOpType, FlashromOp, ReadFlashrom, WriteFlashrom};
 pub use func_config::{FuncConfig, GetFuncConfig, MAX_RESOURCE_DESC};

@@ -79,6 +79,7 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 pub mod assumptions;
+pub mod datapath;
 pub mod device;
 mod error;
 mod events;

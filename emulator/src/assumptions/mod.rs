@@ -170,9 +170,11 @@
 //!   the fault is cleared. At power loss the chunk is not executed, nothing more is written (no
 //!   response, no completion), the adapter reads all ones until the next power cycle.
 
+mod datapath;
 mod queues;
 mod rdma;
 
+pub use datapath::*;
 pub use queues::*;
 pub use rdma::*;
 

@@ -20,7 +20,7 @@
 //!   the function, WRBs posted and not run, held completions, and the settings
 //!   (SET_INTERRUPT_ENABLE, flow control, logical link) back to their defaults; INTx is
 //!   de-asserted. The physical link (`link-down`) is not the function's.
-//! - **The MCC engine** (`device::queues`): the MCC doorbell's count adds to the WRBs posted;
+//! - **The MCC engine** (`datapath::mcc`, `device::queues::mcc`): the MCC doorbell's count adds to the WRBs posted;
 //!   they run in ring order, each through the same path as the bootstrap mailbox (embedded
 //!   responses into the ring slot, non-embedded over the SGE buffer), inside the doorbell write,
 //!   so a host that busy-polls its completion queue sees the answer before its next read. Each
@@ -28,7 +28,7 @@
 //!   COMPLETED (a `no-valid` fault leaves VALID out, so the host never sees it; a `slow` or
 //!   `slow-flash` fault holds it back, and the ring stops behind it until the delay has passed:
 //!   [`crate::device::Device::poll`] writes it). A WRB the device cannot read gets no completion.
-//! - **Events and interrupts** (`device::queues`, be2net-driver.md §3.5, a derived model): EQs
+//! - **Events and interrupts** (`datapath::events`, be2net-driver.md §3.5, a derived model): EQs
 //!   and CQs start unarmed (unless the create request sets `armed`); a CQ or EQ doorbell sets
 //!   the armed state to its REARM bit. A completion written to an armed, eventable CQ disarms it
 //!   and posts one entry `(cq_id << 16) | 1` to its EQ; an entry posted to an armed EQ disarms it
@@ -43,7 +43,7 @@
 //!   INT_CTRL's HOSTINTR bit at config 0xFC): whether HOSTINTR also gates MSI-X is not public.
 //!   A fire while they are off is lost, as on a masked line. Ring overflow (a host that does not
 //!   consume) is not modelled: entries are overwritten.
-//! - **A doorbell naming no queue** (`device::queues`) is dropped: nothing changes and no
+//! - **A doorbell naming no queue** (`datapath`) is dropped: nothing changes and no
 //!   completion or event is written. On real hardware the doorbell logic, not the firmware,
 //!   decodes the queue doorbells, so the firmware's event log (and the FAT log made from it)
 //!   does not see it; the device records it apart, as a [`crate::QueueMiss`]

@@ -168,6 +168,10 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
             // The adapter lost power running the command: no completion is ever written.
             return;
         }
+        // What the command owes the datapath comes before its own completion.
+        if let Some(e) = executed {
+            self.pay(e.owed);
+        }
         let (valid, delay, command) = executed.map_or((true, Duration::ZERO, None), |e| (e.valid, e.delay, e.command));
         let mut flags = Completion::COMPLETED;
         if valid {

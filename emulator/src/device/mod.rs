@@ -29,6 +29,7 @@ pub use layout::{MsixLayout, Shape, TableOwner};
 pub use seams::{DmaFault, DmaSpace, Interrupt, NoInterrupt};
 
 use crate::assumptions::PCIE_CAP_OFFSET;
+use crate::datapath::Datapath;
 use crate::error::EmulatorError;
 use crate::events::{Event, EventLog, QueueKind, QueueMiss};
 use crate::faults::{FaultSpec, Faults};
@@ -69,6 +70,8 @@ pub struct Device<D, I> {
     clock: Arc<dyn Clock>,
     /// The buffer non-embedded commands are copied into (kept to spare an allocation per command).
     scratch: Vec<u8>,
+    /// The ring engines ([`crate::datapath`]).
+    datapath: Datapath,
     /// The function's logical link state as last announced to the MCC queues.
     announced_link: bool,
     /// Whether the event queues wanted INTx asserted when last looked at: the source level
@@ -100,6 +103,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
             timing,
             clock: Arc::new(SystemClock),
             scratch: Vec::new(),
+            datapath: Datapath::default(),
             announced_link: firmware_link,
             eq_intx: false,
             queue_misses: EventLog::default(),
@@ -140,14 +144,14 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     /// posts the link-state event to the subscribed MCC queues.
     pub fn set_fault(&mut self, spec: FaultSpec) -> Result<(), EmulatorError> {
         let result = self.firmware.set_fault(spec);
-        self.settle();
+        self.refresh();
         result
     }
 
     /// Replaces the fault set ([`Firmware::set_faults`]) and applies it.
     pub fn set_faults(&mut self, faults: Faults) -> Result<(), EmulatorError> {
         let result = self.firmware.set_faults(faults);
-        self.settle();
+        self.refresh();
         result
     }
 
@@ -155,7 +159,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     /// set.
     pub fn clear_fault(&mut self, name: &str) -> Result<bool, EmulatorError> {
         let result = self.firmware.clear_fault(name);
-        self.settle();
+        self.refresh();
         result
     }
 
@@ -376,7 +380,8 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         self.registers_to_power_on();
         self.doorbell.reset();
         self.pending = None;
-        self.settle();
+        self.datapath.reset();
+        self.refresh();
     }
 
     /// Configuration space, the MSI-X table and the INTx source back to power-on values; INTA#
@@ -413,7 +418,8 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         self.pending = None;
         let outcome = self.firmware.boot();
         self.post = PostWalk::start(outcome, self.timing.post_reads_per_stage);
-        self.settle();
+        self.datapath.reset();
+        self.refresh();
     }
 
     /// True when POST is over and the firmware accepts mailbox commands.

@@ -28,11 +28,12 @@ use super::handlers::{
     dcbx, device, eth, fat, flashrom, illegal_field, illegal_request, interface, port, profile, queues, rdma,
     transceiver, unauthorized,
 };
-use super::{Context, Firmware};
+use super::{Context, Firmware, Owed};
 use crate::assumptions::{STATUS_BAD_LENGTH, STATUS_NO_SUCH_DOMAIN, VF_REFUSED_OPCODES};
 
-/// A handler's answer: the encoded response body, or a failure status.
-pub(crate) type Reply = Result<Vec<u8>, CompletionStatus>;
+/// A handler's answer: the encoded response body and what the command owes the datapath, or a
+/// failure status.
+pub(crate) type Reply = Result<(Vec<u8>, Owed), CompletionStatus>;
 
 /// Largest response body a handler may produce (GET_FUNC_CONFIG's buffer is 23 252 bytes).
 const MAX_RESPONSE_BODY: usize = 64 << 10;
@@ -59,7 +60,7 @@ impl Firmware {
             GetCntlAttributes::OPCODE => run(self, cx, hdr, buf, device::get_cntl_attributes),
             GetFwVersion::OPCODE => run(self, cx, hdr, buf, device::get_fw_version),
             QueryFirmwareConfig::OPCODE => run(self, cx, hdr, buf, device::query_firmware_config),
-            FunctionReset::OPCODE => run(self, cx, hdr, buf, device::function_reset),
+            FunctionReset::OPCODE => run_owing(self, cx, hdr, buf, device::function_reset),
             EnableDisableBeacon::OPCODE => run(self, cx, hdr, buf, port::enable_disable_beacon),
             GetBeaconState::OPCODE => run(self, cx, hdr, buf, port::get_beacon_state),
             GetPortName::OPCODE => run(self, cx, hdr, buf, port::get_port_name),
@@ -87,7 +88,7 @@ impl Firmware {
             GetCntlAdditionalAttributes::OPCODE => run(self, cx, hdr, buf, device::get_cntl_additional_attributes),
             SetFlowControl::OPCODE => run(self, cx, hdr, buf, port::set_flow_control),
             GetFlowControl::OPCODE => run(self, cx, hdr, buf, port::get_flow_control),
-            SetLogicalLinkConfig::OPCODE => run(self, cx, hdr, buf, port::set_logical_link_config),
+            SetLogicalLinkConfig::OPCODE => run_owing(self, cx, hdr, buf, port::set_logical_link_config),
             EqCreate::OPCODE => run(self, cx, hdr, buf, queues::eq_create),
             CqCreate::OPCODE => run(self, cx, hdr, buf, queues::cq_create),
             MccCreateExt::OPCODE => run(self, cx, hdr, buf, queues::mcc_create_ext),
@@ -113,7 +114,7 @@ impl Firmware {
             TxCreate::OPCODE => run(self, cx, hdr, buf, eth::tx_create),
             RxCreate::OPCODE => run(self, cx, hdr, buf, eth::rx_create),
             TxDestroy::OPCODE => run(self, cx, hdr, buf, eth::tx_destroy),
-            RxDestroy::OPCODE => run(self, cx, hdr, buf, eth::rx_destroy),
+            RxDestroy::OPCODE => run_owing(self, cx, hdr, buf, eth::rx_destroy),
             AcpiWolQuery::OPCODE => run(self, cx, hdr, buf, eth::acpi_wol_query),
             _ => Err(illegal_request()),
         }
@@ -141,6 +142,8 @@ impl Firmware {
 
 /// A handler for command `C`.
 type Handler<C> = fn(&mut Firmware, &Context, C) -> Result<<C as Command>::Response, CompletionStatus>;
+/// A handler for command `C` that leaves the datapath something to do.
+type OwingHandler<C> = fn(&mut Firmware, &Context, C) -> Result<(<C as Command>::Response, Owed), CompletionStatus>;
 
 /// Checks that `hdr` asks for the version of `C` the firmware implements, for this function.
 pub(super) fn check_header<C: Command>(hdr: &RequestHeader) -> Result<(), CompletionStatus> {
@@ -158,7 +161,21 @@ fn run<C: Command>(fw: &mut Firmware, cx: &Context, hdr: &RequestHeader, buf: &[
     check_header::<C>(hdr)?;
     let (_, request) = decode_request::<C>(buf).map_err(|_| CompletionStatus::from(STATUS_BAD_LENGTH))?;
     let response = handler(fw, cx, request)?;
-    encode_body(&response, C::LEN)
+    Ok((encode_body(&response, C::LEN)?, Owed::default()))
+}
+
+/// [`run`] for a handler that leaves the datapath something to do.
+fn run_owing<C: Command>(
+    fw: &mut Firmware,
+    cx: &Context,
+    hdr: &RequestHeader,
+    buf: &[u8],
+    handler: OwingHandler<C>,
+) -> Reply {
+    check_header::<C>(hdr)?;
+    let (_, request) = decode_request::<C>(buf).map_err(|_| CompletionStatus::from(STATUS_BAD_LENGTH))?;
+    let (response, owed) = handler(fw, cx, request)?;
+    Ok((encode_body(&response, C::LEN)?, owed))
 }
 
 /// Encodes a response body as it sits at byte 16 of the command buffer (decoders and encoders
@@ -168,7 +185,7 @@ fn run<C: Command>(fw: &mut Firmware, cx: &Context, hdr: &RequestHeader, buf: &[
 /// drivers for the response) and, only when it does not fit there, again into one of
 /// [`MAX_RESPONSE_BODY`], so a response too long for the host's buffer still reports its full
 /// length. Both give the same bytes; the first spares every command a 64 KiB zeroed allocation.
-fn encode_body<T: Wire>(value: &T, command_len: usize) -> Reply {
+fn encode_body<T: Wire>(value: &T, command_len: usize) -> Result<Vec<u8>, CompletionStatus> {
     let first = command_len.saturating_sub(HEADER_LEN).min(MAX_RESPONSE_BODY);
     for capacity in [first, MAX_RESPONSE_BODY] {
         let mut buf = vec![0u8; HEADER_LEN + capacity];

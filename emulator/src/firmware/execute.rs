@@ -33,6 +33,18 @@ pub struct Context {
     pub semaphore: u32,
 }
 
+/// What a command leaves the device's datapath to do before its completion is written. A
+/// transport without rings (none are created through it) has nothing to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Owed {
+    /// An RX ring was destroyed: the CQ it completed to is owed the flush completion (no
+    /// fragment), which be2net's `be_rx_cq_clean` waits for (spec/be2net-driver.md §4.2).
+    pub rx_flush: Option<u16>,
+    /// The function's logical link may have changed: the MCCs subscribed to link-state events
+    /// hear of a change.
+    pub link_event: bool,
+}
+
 /// What executing one command did, for the transport to complete it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Executed {
@@ -47,12 +59,14 @@ pub struct Executed {
     pub valid: bool,
     /// How long the completion is held back (`slow`, `slow-flash` faults).
     pub delay: Duration,
+    /// What the command leaves the datapath to do.
+    pub owed: Owed,
 }
 
 impl Executed {
     /// A command that failed before its request header could be read.
     fn refused(status: CompletionStatus) -> Self {
-        Self { status, written: 0, command: None, valid: true, delay: Duration::ZERO }
+        Self { status, written: 0, command: None, valid: true, delay: Duration::ZERO, owed: Owed::default() }
     }
 }
 
@@ -88,8 +102,14 @@ impl Firmware {
             return executed;
         }
         let (status, mut body, actual) = match reply {
-            Ok(body) if body.len() <= capacity => (CompletionStatus::SUCCESS, body.len(), body),
-            Ok(body) => (BaseStatus::InsufficientBuffer.into(), 0, body),
+            Ok((body, owed)) if body.len() <= capacity => {
+                executed.owed = owed;
+                (CompletionStatus::SUCCESS, body.len(), body)
+            }
+            Ok((body, owed)) => {
+                executed.owed = owed;
+                (BaseStatus::InsufficientBuffer.into(), 0, body)
+            }
             Err(status) => (status, 0, Vec::new()),
         };
         let mut response_length = body as u32;

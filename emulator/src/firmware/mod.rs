@@ -14,6 +14,7 @@ pub mod fat;
 pub(crate) mod flash;
 pub(crate) mod handlers;
 pub mod profiles;
+pub(crate) mod queues;
 pub(crate) mod rdma;
 pub(crate) mod resources;
 pub mod state;
@@ -23,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use oce_firmware::dir::FlashDirectory;
 
-pub use execute::{Context, Executed};
+pub use execute::{Context, Executed, Owed};
 
 use crate::assumptions::FACTORY_FIRMWARE_VERSION;
 use crate::error::{self, EmulatorError};
@@ -233,7 +234,7 @@ impl Firmware {
     /// A function-level reset: what the driver created in the function is gone (the rest of the
     /// firmware keeps running).
     pub(crate) fn reset_function(&mut self) {
-        self.resources = Resources::default();
+        self.resources.reset();
     }
 
     /// True while the physical link is up: the cable is in (no `link-down` fault).
@@ -267,7 +268,7 @@ impl Firmware {
         self.state.runtime = Runtime::after_post(&self.state.nvram, self.state.identity.macs.len(), &check);
         self.staging.clear();
         self.fat = None;
-        self.resources = Resources::default();
+        self.resources.reset();
         self.log(Event::Boot { outcome: check.outcome });
         check.outcome
     }

@@ -2,7 +2,8 @@
 //! doorbell, the posted WRBs run in ring order, each exactly like a bootstrap-mailbox WRB
 //! (`Device::run_wrb`: embedded responses into the ring slot, non-embedded over the SGE buffer),
 //! and each gets one completion on the MCC's CQ with its status, both tags copied unchanged (the
-//! host turns them back into kernel pointers) and VALID | COMPLETED.
+//! host turns them back into kernel pointers) and VALID | COMPLETED. The indices are the
+//! [`MccEngine`](crate::datapath::MccEngine)'s; the command runs here, where the firmware is.
 //!
 //! ocrdma's own MQ is a second MCC queue of the same kind (spec/be2net-driver.md §5.3): its tag
 //! is the ring index, which comes back the same way; its embedded commands declare up to 240
@@ -19,20 +20,18 @@ use oce_mailbox::doorbells::MccDoorbell;
 use oce_mailbox::wire::{Reader, Wire, Writer};
 use oce_mailbox::wrb::{COMPLETION_LEN, Completion, WRB_LEN};
 
+use crate::datapath::HeldCompletion;
 use crate::device::{Device, DmaSpace, Interrupt};
 use crate::events::QueueKind;
-use crate::firmware::resources::HeldCompletion;
 
 impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     /// The MCC doorbell: `count` more WRBs are posted on MCC `id`; run them.
     pub(super) fn mcc_doorbell(&mut self, db: MccDoorbell) {
-        let id = db.id();
-        let Some(mcc) = self.firmware.resources.mccs.get_mut(&id) else {
-            self.queue_miss(QueueKind::Mcc, id);
+        if !self.datapath.mcc.doorbell(db, &self.firmware.resources.queues) {
+            self.queue_miss(QueueKind::Mcc, db.id());
             return;
-        };
-        mcc.posted = mcc.posted.saturating_add(db.count().into()).min(mcc.ring.entries);
-        self.run_mcc(id);
+        }
+        self.run_mcc(db.id());
     }
 
     /// Runs the WRBs posted on MCC `id`, in order, until none is left, one's completion is held
@@ -42,15 +41,8 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
             if self.gone() {
                 return;
             }
-            let Some(mcc) = self.firmware.resources.mccs.get_mut(&id) else { return };
-            if mcc.held.is_some() || mcc.posted == 0 {
-                return;
-            }
-            let slot = mcc.ring.entry(mcc.consumer);
-            mcc.consumer = mcc.ring.advance(mcc.consumer, 1);
-            mcc.posted -= 1;
-            let cq = mcc.cq;
-            self.run_mcc_wrb(id, cq, slot);
+            let Some(next) = self.datapath.mcc.next(&self.firmware.resources.queues, id) else { return };
+            self.run_mcc_wrb(id, next.cq, next.slot);
         }
     }
 
@@ -70,7 +62,9 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
             return;
         }
         // What the command owes other queues comes before its own completion.
-        self.write_rx_flushes();
+        if let Some(e) = executed {
+            self.pay(e.owed);
+        }
         let (valid, delay, command) = executed.map_or((true, Duration::ZERO, None), |e| (e.valid, e.delay, e.command));
         let flags = Completion::COMPLETED | if valid { Completion::VALID } else { 0 };
         let mut bytes = [0u8; COMPLETION_LEN];
@@ -79,8 +73,8 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         }
         if !delay.is_zero() {
             let since = self.clock.now();
-            if let Some(mcc) = self.firmware.resources.mccs.get_mut(&id) {
-                mcc.held = Some(HeldCompletion { bytes, due: since + delay, since, command });
+            let held = HeldCompletion { bytes, due: since + delay, since, command };
+            if self.datapath.mcc.hold(&self.firmware.resources.queues, id, held) {
                 return;
             }
         }
@@ -90,17 +84,9 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     /// Writes every held completion whose time has come and runs the WRBs queued behind it.
     pub(super) fn write_due_completions(&mut self) {
         let now = self.clock.now();
-        let due: Vec<u16> = (self.firmware.resources.mccs.iter())
-            .filter(|(_, m)| m.held.as_ref().is_some_and(|h| h.due <= now))
-            .map(|(&id, _)| id)
-            .collect();
-        for id in due {
-            let Some(mcc) = self.firmware.resources.mccs.get_mut(&id) else { continue };
-            let (cq, held) = (mcc.cq, mcc.held.take());
-            if let Some(held) = held {
-                self.post_completion(cq, &held.bytes);
-                self.log_delayed(held.command, held.since);
-            }
+        for (id, cq, held) in self.datapath.mcc.take_due(&self.firmware.resources.queues, now) {
+            self.post_completion(cq, &held.bytes);
+            self.log_delayed(held.command, held.since);
             self.run_mcc(id);
         }
     }

@@ -1,32 +1,29 @@
-//! The queue engine: the doorbells at 0x060, 0x100, 0x120 and 0x140 of the doorbell BAR, and
-//! what the device writes into the host's rings (spec/be2net-driver.md §3.3–§3.5, §4.1; the
-//! rules in [`crate::assumptions`], "queues").
+//! The queue doorbells at 0x060, 0x100, 0x120 and 0x140 of the doorbell BAR, and what the device
+//! does around the ring engines of [`crate::datapath`] (spec/be2net-driver.md §3.3–§3.5, §4.1;
+//! the rules in [`crate::assumptions`], "queues"): it hands each doorbell to its engine in an
+//! environment made of the firmware's queue contexts and the host memory, then does what the
+//! engine left it ([`Effects`]): log, record queue misses, fire EQs (MSI-X vector of the EQ, or
+//! INTx). It also announces the link and runs [`Device::poll`] for what waits on time.
 //!
-//! - [`mcc`]: the MCC ring engine, run inside the MCC doorbell write;
-//! - [`ethernet`]: the TX sink and the RX buffer count;
-//! - here: EQ and CQ doorbells (re-arm, clear, popped), completions and events, firing the
-//!   interrupt (MSI-X vector of the EQ, or INTx), the link-state announcements, and
-//!   [`Device::poll`] for what waits on time.
-//!
-//! The rings themselves, and every index, live in the firmware's
-//! [`Resources`](crate::firmware::resources::Resources), which the commands create and a reset
-//! clears; the engine keeps no state of its own but the link state last announced and the
-//! queue misses ([`Device::queue_misses`]).
+//! - [`mcc`]: the MCC ring engine's commands, run inside the MCC doorbell write;
+//! - [`ethernet`]: the TX and RX doorbells.
 
 mod ethernet;
 mod mcc;
 
 use std::time::Instant;
 
-use oce_mailbox::doorbells::{CqDoorbell, EqCqDoorbell, EqDoorbell, MccDoorbell, RqDoorbell, TxDoorbell};
-use oce_mailbox::entries::{AsyncTrailer, EqEntry};
+use oce_mailbox::doorbells::{EqCqDoorbell, MccDoorbell, RqDoorbell, TxDoorbell};
+use oce_mailbox::entries::AsyncTrailer;
 use oce_mailbox::regs::IntCtrl;
 use oce_mailbox::wire::{Wire, Writer};
 use oce_mailbox::wrb::COMPLETION_LEN;
 
 use super::{Device, DmaSpace, Interrupt};
 use crate::assumptions::TX_DOORBELL_OFFSET;
-use crate::events::{Event, QueueKind};
+use crate::datapath::{Effects, Env};
+use crate::events::Event;
+use crate::firmware::Owed;
 use crate::firmware::handlers::port::link_state_event;
 
 impl<D: DmaSpace, I: Interrupt> Device<D, I> {
@@ -35,88 +32,42 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         match off {
             TX_DOORBELL_OFFSET => self.tx_doorbell(TxDoorbell(value)),
             RqDoorbell::OFFSET => self.rq_doorbell(RqDoorbell(value)),
-            EqCqDoorbell::OFFSET => match EqCqDoorbell::decode(value) {
-                EqCqDoorbell::Eq(db) => self.eq_doorbell(db),
-                EqCqDoorbell::Cq(db) => self.cq_doorbell(db),
-            },
+            EqCqDoorbell::OFFSET => {
+                let mut out = Effects::default();
+                let mut env = Env { resources: &self.firmware.resources, dma: &self.dma, out: &mut out };
+                match EqCqDoorbell::decode(value) {
+                    EqCqDoorbell::Eq(db) => self.datapath.events.eq_doorbell(db, &mut env),
+                    EqCqDoorbell::Cq(db) => self.datapath.events.cq_doorbell(db, &mut env),
+                }
+                self.apply(out);
+            }
             MccDoorbell::OFFSET => self.mcc_doorbell(MccDoorbell(value)),
             _ => return,
         }
         self.settle();
     }
 
-    /// An EQ doorbell: the host popped entries, maybe clears the interrupt, and re-arms or
-    /// disarms; a re-arm with entries still outstanding fires at once.
-    fn eq_doorbell(&mut self, db: EqDoorbell) {
-        let id = db.id();
-        let Some(eq) = self.firmware.resources.eqs.get_mut(&id) else {
-            self.queue_miss(QueueKind::Eq, id);
-            return;
-        };
-        eq.outstanding = eq.outstanding.saturating_sub(db.popped().into());
-        if db.clear() {
-            eq.asserted = false;
+    /// Does what an engine left for the device: logs its events, records the queues it found
+    /// missing, and fires the EQs it fired, in order.
+    pub(super) fn apply(&mut self, out: Effects) {
+        for event in out.events {
+            self.firmware.log(event);
         }
-        let fire = db.rearm() && eq.outstanding > 0;
-        eq.armed = db.rearm() && !fire;
-        if fire {
-            self.fire(id);
+        for miss in out.misses {
+            self.queue_miss(miss.kind, miss.id);
+        }
+        for eq in out.fired {
+            self.fire(eq);
         }
     }
 
-    /// A CQ doorbell: the host popped entries, and re-arms or disarms the CQ; a re-arm of an
-    /// eventable CQ with entries still outstanding posts its event at once instead of arming (as
-    /// an EQ fires at once): a completion written while the host's handler had the CQ disarmed,
-    /// after it last looked, is not left unannounced.
-    fn cq_doorbell(&mut self, db: CqDoorbell) {
-        let id = db.id();
-        let Some(cq) = self.firmware.resources.cqs.get_mut(&id) else {
-            self.queue_miss(QueueKind::Cq, id);
-            return;
-        };
-        cq.outstanding = cq.outstanding.saturating_sub(db.popped().into());
-        let event = cq.eq.filter(|_| db.rearm() && cq.outstanding > 0);
-        cq.armed = db.rearm() && event.is_none();
-        if let Some(eq) = event {
-            self.post_event(eq, id);
-        }
-    }
-
-    /// Writes `entry` at the producer index of CQ `cq_id`; an armed, eventable CQ is disarmed and
-    /// tells its EQ. A CQ that does not exist (destroyed under a queue still using it) takes
-    /// nothing.
+    /// Writes `entry` at the producer index of CQ `cq_id` (see
+    /// [`EventEngine::post_completion`](crate::datapath::EventEngine::post_completion)).
     pub(super) fn post_completion(&mut self, cq_id: u16, entry: &[u8; COMPLETION_LEN]) {
-        let Some(cq) = self.firmware.resources.cqs.get_mut(&cq_id) else {
-            self.queue_miss(QueueKind::Cq, cq_id);
-            return;
-        };
-        let at = cq.ring.entry(cq.producer);
-        cq.producer = cq.ring.advance(cq.producer, 1);
-        cq.outstanding = cq.outstanding.saturating_add(1).min(cq.ring.entries);
-        let event = cq.eq.filter(|_| cq.armed);
-        if event.is_some() {
-            cq.armed = false;
-        }
-        self.write_dma(at, entry);
-        if let Some(eq) = event {
-            self.post_event(eq, cq_id);
-        }
-    }
-
-    /// Posts `(cq_id << 16) | 1` to EQ `eq_id`; an armed EQ is disarmed and fires.
-    fn post_event(&mut self, eq_id: u16, cq_id: u16) {
-        let Some(eq) = self.firmware.resources.eqs.get_mut(&eq_id) else { return };
-        let at = eq.ring.entry(eq.producer);
-        eq.producer = eq.ring.advance(eq.producer, 1);
-        eq.outstanding = eq.outstanding.saturating_add(1);
-        let fire = std::mem::replace(&mut eq.armed, false);
-        let mut entry = [0u8; 4];
-        if EqEntry::for_cq(cq_id).encode(&mut Writer::new(&mut entry)).is_ok() {
-            self.write_dma(at, &entry);
-        }
-        if fire {
-            self.fire(eq_id);
-        }
+        let mut out = Effects::default();
+        let mut env = Env { resources: &self.firmware.resources, dma: &self.dma, out: &mut out };
+        self.datapath.events.post_completion(cq_id, entry, &mut env);
+        self.apply(out);
     }
 
     /// Raises EQ `eq_id`'s interrupt: its MSI-X vector while MSI-X is enabled, else its INTx
@@ -126,13 +77,12 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
             self.firmware.log(Event::InterruptSuppressed { eq: eq_id });
             return;
         }
-        let msix = self.msix_enabled();
-        let Some(eq) = self.firmware.resources.eqs.get_mut(&eq_id) else { return };
-        if msix {
-            let vector = eq.msix_idx;
+        let queues = &self.firmware.resources.queues;
+        let Some(vector) = queues.event_queue(eq_id).map(|eq| eq.msix_idx) else { return };
+        if self.msix_enabled() {
             self.raise_msix(vector);
         } else {
-            eq.asserted = true;
+            self.datapath.events.assert_intx(queues, eq_id);
         }
     }
 
@@ -142,22 +92,37 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         self.firmware.resources.host_interrupts || self.config.read(IntCtrl::OFFSET) & IntCtrl::HOSTINTR != 0
     }
 
+    /// Does what a command left the datapath to do, before its own completion is written: the
+    /// flush completion of a destroyed RX ring, a link announcement.
+    pub(super) fn pay(&mut self, owed: Owed) {
+        if let Some(cq) = owed.rx_flush {
+            self.write_rx_flush(cq);
+        }
+        if owed.link_event {
+            self.announce_link();
+        }
+    }
+
+    /// After a change from outside the rings (a fault, a reset): the link is announced if it
+    /// changed, and the outputs follow the state ([`Device::settle`]).
+    pub(super) fn refresh(&mut self) {
+        self.announce_link();
+        self.settle();
+    }
+
     /// Brings the outputs in line with the state after anything that may have changed it (a
-    /// doorbell, a command, a fault, a reset): the INTx source follows the EQs, and a change of
-    /// the logical link is announced.
+    /// doorbell, a command, a reset): the INTx source follows the EQs.
     pub(super) fn settle(&mut self) {
-        self.write_rx_flushes();
-        let level = self.firmware.resources.intx_asserted();
+        let level = self.datapath.events.intx_asserted(&self.firmware.resources.queues);
         if level != self.eq_intx {
             self.eq_intx = level;
             self.set_intx(level);
         }
-        self.announce_link();
     }
 
     /// Posts the link-state event to every MCC subscribed to it, when the logical link is not
     /// what was last announced.
-    fn announce_link(&mut self) {
+    pub(super) fn announce_link(&mut self) {
         let up = self.firmware.logical_link_up();
         if up == self.announced_link || self.gone() {
             return;
@@ -168,9 +133,9 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         if link_state_event(&self.firmware, up).encode(&mut Writer::new(&mut entry)).is_err() {
             return;
         }
-        let targets: Vec<u16> = (self.firmware.resources.mccs.values())
-            .filter(|m| m.wants(AsyncTrailer::CODE_LINK_STATE))
-            .filter_map(|m| m.async_cq)
+        let targets: Vec<u16> = (self.firmware.resources.queues.mccs())
+            .filter(|(_, m)| m.wants(AsyncTrailer::CODE_LINK_STATE))
+            .filter_map(|(_, m)| m.async_cq)
             .collect();
         for cq in targets {
             self.post_completion(cq, &entry);
@@ -189,7 +154,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
             return None;
         }
         self.write_due_completions();
-        self.settle();
-        self.firmware.resources.mccs.values().filter_map(|m| m.held.as_ref().map(|h| h.due)).min()
+        self.refresh();
+        self.datapath.mcc.next_due(&self.firmware.resources.queues)
     }
 }

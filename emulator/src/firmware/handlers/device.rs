@@ -16,16 +16,20 @@ use crate::assumptions::{
     MANUFACTURER, PF_NUM, SUBSYSTEM_ID, SUBSYSTEM_VENDOR_ID,
 };
 use crate::device::config::VENDOR_ID;
-use crate::firmware::resources::Resources;
-use crate::firmware::{Context, Firmware};
+use crate::firmware::{Context, Firmware, Owed};
 
 /// FUNCTION_RESET resets the calling function's firmware state: the queues, interfaces and MAC
 /// filters a previous driver created, and its settings (interrupt enable, flow control, logical
 /// link) go back to their defaults (spec/protocol.md §5.4). Port-level state (beacon, the
-/// physical link) is kept.
-pub(crate) fn function_reset(fw: &mut Firmware, _: &Context, _: FunctionReset) -> Result<Empty, CompletionStatus> {
-    fw.resources = Resources::default();
-    Ok(Empty)
+/// physical link) is kept. The logical link is enabled again, which the datapath announces if
+/// that changes it.
+pub(crate) fn function_reset(
+    fw: &mut Firmware,
+    _: &Context,
+    _: FunctionReset,
+) -> Result<(Empty, Owed), CompletionStatus> {
+    fw.resources.reset();
+    Ok((Empty, Owed { link_event: true, ..Owed::default() }))
 }
 
 /// SET_INTERRUPT_ENABLE: host interrupts on or off (spec/protocol.md §5.4); the device raises

@@ -3,19 +3,20 @@
 //! (4) (spec/be2net-driver.md §3.2, §4; spec/protocol.md §5.0, §5.20).
 
 use oce_mailbox::command::Empty;
+use oce_mailbox::commands::QUEUE_PAGE_LEN;
 use oce_mailbox::commands::{
     AcpiWolQuery, GetStatistics, HwStatsV2, IfFlags, RssConfig, RxCreate, RxCreated, RxDestroy, TxCreate, TxCreated,
     TxDestroy, WolCapabilities,
 };
 use oce_mailbox::doorbells::TxDoorbell;
-use oce_mailbox::entries::TX_WRB_LEN;
+use oce_mailbox::entries::{RX_DESCRIPTOR_LEN, TX_WRB_LEN};
 use oce_mailbox::status::CompletionStatus;
 
 use super::illegal_field;
 use super::queues::{at_limit, exhausted};
-use crate::assumptions::{MAX_RX_QUEUE_ID, TX_DOORBELL_OFFSET, WOL_CAPABILITIES};
-use crate::firmware::resources::{Ring, RxQueue, TxQueue, free_id};
-use crate::firmware::{Context, Firmware};
+use crate::assumptions::{MAX_RX_FRAG_SIZE_LOG2, MAX_RX_QUEUE_ID, TX_DOORBELL_OFFSET, WOL_CAPABILITIES};
+use crate::firmware::queues::{Ring, RxQueue, TxQueue};
+use crate::firmware::{Context, Firmware, Owed};
 
 /// TX_CREATE v2: a ring of 16-byte WRBs sending for a live interface, its completions to a live
 /// CQ; its doorbell is at [`TX_DOORBELL_OFFSET`]. At most the profile's `txq_count` rings.
@@ -24,47 +25,66 @@ pub(crate) fn tx_create(fw: &mut Firmware, _: &Context, req: TxCreate) -> Result
     let ring = Ring::new(req.pages, entries, TX_WRB_LEN as u32).ok_or_else(illegal_field)?;
     let r = &mut fw.resources;
     let if_id = u32::from(req.if_id);
-    if !r.cqs.contains_key(&req.cq_id) || !r.interfaces.contains_key(&if_id) {
+    if r.queues.cq(req.cq_id).is_none() || !r.interfaces.contains_key(&if_id) {
         return Err(illegal_field());
     }
-    if at_limit(r.txqs.len(), fw.state.runtime.active.nic.txq_count) {
+    if at_limit(r.queues.txq_count(), fw.state.runtime.active.nic.txq_count) {
         return Err(exhausted());
     }
-    let id = free_id(&r.txqs, TxDoorbell::ID_MASK).ok_or_else(exhausted)?;
-    r.txqs.insert(id, TxQueue { ring, cq: req.cq_id, if_id, consumer: 0, posted: 0 });
+    let cq = req.cq_id;
+    let id =
+        r.queues.add_txq(TxDoorbell::ID_MASK, |_, serial| TxQueue { ring, cq, if_id, serial }).ok_or_else(exhausted)?;
     Ok(TxCreated { cid: id, rid: 0, db_offset: TX_DOORBELL_OFFSET })
 }
 
-/// RX_CREATE: a receive ring of a live interface with its completions to a live CQ; its
-/// `rss_id` is its id. Ids stay below [`MAX_RX_QUEUE_ID`]; at most the profile's `rq_count`
-/// rings. No frame ever arrives.
+/// RX_CREATE: a receive ring of a live interface with its completions to a live CQ: its pages
+/// hold 8-byte descriptors (be2net: 2 pages, 1024 descriptors), each naming a fragment of
+/// 2^`frag_size` bytes (at most 2^[`MAX_RX_FRAG_SIZE_LOG2`]). Its `rss_id` is its id. Ids stay
+/// below [`MAX_RX_QUEUE_ID`]; at most the profile's `rq_count` rings.
 pub(crate) fn rx_create(fw: &mut Firmware, _: &Context, req: RxCreate) -> Result<RxCreated, CompletionStatus> {
     let r = &mut fw.resources;
-    if req.pages.is_empty() || !r.cqs.contains_key(&req.cq_id) || !r.interfaces.contains_key(&req.interface_id) {
+    if req.pages.is_empty()
+        || r.queues.cq(req.cq_id).is_none()
+        || !r.interfaces.contains_key(&req.interface_id)
+        || req.frag_size > MAX_RX_FRAG_SIZE_LOG2
+    {
         return Err(illegal_field());
     }
-    if at_limit(r.rxqs.len(), fw.state.runtime.active.nic.rq_count) {
+    let entries = (req.pages.len() as u64 * QUEUE_PAGE_LEN / RX_DESCRIPTOR_LEN as u64) as u32;
+    let ring = Ring::new(req.pages, entries, RX_DESCRIPTOR_LEN as u32).ok_or_else(illegal_field)?;
+    if at_limit(r.queues.rxq_count(), fw.state.runtime.active.nic.rq_count) {
         return Err(exhausted());
     }
-    let id: u16 = free_id(&r.rxqs, MAX_RX_QUEUE_ID.into()).ok_or_else(exhausted)?;
-    let rss_id = id as u8;
-    let rxq = RxQueue { cq: req.cq_id, if_id: req.interface_id, rss_id, rss: req.rss_queue != 0, buffers: 0 };
-    r.rxqs.insert(id, rxq);
-    Ok(RxCreated { id, rss_id })
+    let (cq, if_id, rss, frag_size, max_frame_size) =
+        (req.cq_id, req.interface_id, req.rss_queue != 0, 1u32 << req.frag_size, req.max_frame_size);
+    // The RSS id is the ring id, and ids stay below 136: it fits a byte.
+    let id = r
+        .queues
+        .add_rxq(MAX_RX_QUEUE_ID.into(), |id, serial| RxQueue {
+            ring,
+            cq,
+            if_id,
+            rss_id: id as u8,
+            rss,
+            frag_size,
+            max_frame_size,
+            serial,
+        })
+        .ok_or_else(exhausted)?;
+    Ok(RxCreated { id, rss_id: id as u8 })
 }
 
 /// TX_DESTROY: WRBs posted and not yet sent are dropped with the ring.
 pub(crate) fn tx_destroy(fw: &mut Firmware, _: &Context, req: TxDestroy) -> Result<Empty, CompletionStatus> {
-    fw.resources.txqs.remove(&req.id).map(|_| Empty).ok_or_else(illegal_field)
+    fw.resources.queues.remove_txq(req.id).map(|_| Empty).ok_or_else(illegal_field)
 }
 
 /// RX_DESTROY: the ring goes, and its CQ is owed a flush completion (no fragment), which the
 /// device writes before the command completes (spec/be2net-driver.md §4.2: `be_rx_cq_clean`
-/// waits for it).
-pub(crate) fn rx_destroy(fw: &mut Firmware, _: &Context, req: RxDestroy) -> Result<Empty, CompletionStatus> {
-    let rxq = fw.resources.rxqs.remove(&req.id).ok_or_else(illegal_field)?;
-    fw.resources.rx_flushes.push(rxq.cq);
-    Ok(Empty)
+/// waits for it). The buffers still posted are not returned: be2net frees them itself.
+pub(crate) fn rx_destroy(fw: &mut Firmware, _: &Context, req: RxDestroy) -> Result<(Empty, Owed), CompletionStatus> {
+    let rxq = fw.resources.queues.remove_rxq(req.id).ok_or_else(illegal_field)?;
+    Ok((Empty, Owed { rx_flush: Some(rxq.cq), ..Owed::default() }))
 }
 
 /// RSS_CONFIG v1: the hash types and indirection table of a live interface; turning RSS on needs
@@ -75,6 +95,7 @@ pub(crate) fn rss_config(fw: &mut Firmware, _: &Context, req: RssConfig) -> Resu
         return Err(illegal_field());
     }
     iface.rss_hash = req.enable_rss;
+    iface.rss_key = req.hash_key;
     iface.rss_table = req.cpu_table[..1 << req.cpu_table_size_log2].to_vec();
     Ok(Empty)
 }

@@ -24,6 +24,7 @@ use super::illegal_field;
 use crate::assumptions::{ADDL_FLASH_SAVE_FAILED, STATUS_BAD_LENGTH};
 use crate::events::Event;
 use crate::faults::FaultSpec;
+use crate::firmware::Owed;
 use crate::firmware::dispatch::{Reply, check_header};
 use crate::firmware::flash::Chunk;
 use crate::firmware::{Context, Firmware};
@@ -71,7 +72,7 @@ pub(crate) fn write_flashrom(fw: &mut Firmware, hdr: &RequestHeader, buf: &[u8])
     if result.is_err() {
         fw.staging.clear();
     }
-    result.map(|()| Vec::new())
+    result.map(|()| (Vec::new(), Owed::default()))
 }
 
 /// Stages the chunk in `buf`, and commits the section when it is the FLASH op.

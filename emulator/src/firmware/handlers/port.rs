@@ -19,7 +19,7 @@ use super::illegal_field;
 use crate::assumptions::{
     LINK_SPEED_10MBPS, LINK_SPEED_CODE, MAC_DUPLEX, PHY_INTERFACE_TYPE, PHY_SPEEDS, PHY_TYPE, PORT_NAMES,
 };
-use crate::firmware::{Context, Firmware};
+use crate::firmware::{Context, Firmware, Owed};
 
 /// The port the PF's own commands are about.
 fn own_port(fw: &Firmware) -> usize {
@@ -81,15 +81,15 @@ pub(crate) fn get_flow_control(
 }
 
 /// SET_LOGICAL_LINK_CONFIG v2: the enable bit lets the function's logical link follow the
-/// physical one (be2net's 0x101) or holds it down; no asynchronous event is posted for the
-/// change, which the driver itself asked for (spec/protocol.md §5.17).
+/// physical one (be2net's 0x101) or holds it down (spec/protocol.md §5.17); a change of the
+/// logical link is announced to the subscribed MCCs like any other.
 pub(crate) fn set_logical_link_config(
     fw: &mut Firmware,
     _: &Context,
     req: SetLogicalLinkConfig,
-) -> Result<Empty, CompletionStatus> {
+) -> Result<(Empty, Owed), CompletionStatus> {
     fw.resources.logical_link_enabled = req.link_config & SetLogicalLinkConfig::ENABLE != 0;
-    Ok(Empty)
+    Ok((Empty, Owed { link_event: true, ..Owed::default() }))
 }
 
 /// GET_PHY_DETAILS: an SFP+ 10G PHY supporting 1G and 10G (spec/protocol.md §5.11).

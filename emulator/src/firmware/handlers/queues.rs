@@ -1,7 +1,7 @@
 //! Queue commands: EQ_CREATE v2 (13), CQ_CREATE v2 (12), MCC_CREATE_EXT v1 (90), EQ / CQ /
 //! MCC_DESTROY (55 / 54 / 53) and MODIFY_EQ_DELAY (41) (spec/be2net-driver.md §3.2,
-//! spec/protocol.md §5.20). The queues land in [`crate::firmware::resources`]; the device's
-//! queue engine runs them.
+//! spec/protocol.md §5.20). The contexts land in [`crate::firmware::queues`]; the device's ring
+//! engines ([`crate::datapath`]) run them.
 
 use oce_mailbox::command::Empty;
 use oce_mailbox::commands::{
@@ -13,7 +13,7 @@ use oce_mailbox::wrb::{COMPLETION_LEN, WRB_LEN};
 
 use super::illegal_field;
 use crate::assumptions::MAX_MCC_QUEUES;
-use crate::firmware::resources::{CompletionQueue, EventQueue, MccQueue, Ring, free_id};
+use crate::firmware::queues::{CompletionQueue, EventQueue, MccQueue, Ring};
 use crate::firmware::{Context, Firmware};
 
 /// FAILED / INSUFFICIENT_RESOURCES: the function's limit for this kind of object is reached.
@@ -34,22 +34,15 @@ pub(crate) fn eq_create(fw: &mut Firmware, _: &Context, req: EqCreate) -> Result
         return Err(illegal_field());
     }
     let ring = Ring::new(req.pages, ctx.entries(), ctx.entry_len() as u32).ok_or_else(illegal_field)?;
-    let r = &mut fw.resources;
-    if at_limit(r.eqs.len(), fw.state.runtime.active.nic.eq_count) {
+    let q = &mut fw.resources.queues;
+    if at_limit(q.eq_count(), fw.state.runtime.active.nic.eq_count) {
         return Err(exhausted());
     }
-    let id = free_id(&r.eqs, EqDoorbell::MAX_ID.into()).ok_or_else(exhausted)?;
-    let msix_idx = r.free_msix_idx();
-    let eq = EventQueue {
-        ring,
-        msix_idx,
-        producer: 0,
-        outstanding: 0,
-        armed: ctx.armed,
-        asserted: false,
-        delay_multiplier: ctx.delay_multiplier.into(),
-    };
-    r.eqs.insert(id, eq);
+    let msix_idx = q.free_msix_idx();
+    let (armed, delay_multiplier) = (ctx.armed, ctx.delay_multiplier.into());
+    let id = q
+        .add_eq(EqDoorbell::MAX_ID.into(), |_, serial| EventQueue { ring, msix_idx, armed, delay_multiplier, serial })
+        .ok_or_else(exhausted)?;
     Ok(EqCreated { eq_id: id, msix_idx })
 }
 
@@ -61,18 +54,17 @@ pub(crate) fn cq_create(fw: &mut Firmware, _: &Context, req: CqCreate) -> Result
         return Err(illegal_field());
     }
     let ring = Ring::new(req.pages, ctx.entries(), COMPLETION_LEN as u32).ok_or_else(illegal_field)?;
-    let r = &mut fw.resources;
-    if ctx.eventable && !r.eqs.contains_key(&ctx.eq_id) {
+    let q = &mut fw.resources.queues;
+    if ctx.eventable && q.event_queue(ctx.eq_id).is_none() {
         return Err(illegal_field());
     }
-    if at_limit(r.cqs.len(), fw.state.runtime.active.nic.cq_count) {
+    if at_limit(q.cq_count(), fw.state.runtime.active.nic.cq_count) {
         return Err(exhausted());
     }
-    let id = free_id(&r.cqs, CqDoorbell::MAX_ID.into()).ok_or_else(exhausted)?;
-    r.cqs.insert(
-        id,
-        CompletionQueue { ring, eq: ctx.eventable.then_some(ctx.eq_id), producer: 0, outstanding: 0, armed: ctx.armed },
-    );
+    let (eq, armed) = (ctx.eventable.then_some(ctx.eq_id), ctx.armed);
+    let id = q
+        .add_cq(CqDoorbell::MAX_ID.into(), |_, serial| CompletionQueue { ring, eq, armed, serial })
+        .ok_or_else(exhausted)?;
     Ok(QueueCreated { id })
 }
 
@@ -88,54 +80,47 @@ pub(crate) fn mcc_create_ext(
         return Err(illegal_field());
     }
     let ring = Ring::new(req.pages, ctx.entries(), WRB_LEN as u32).ok_or_else(illegal_field)?;
-    let r = &mut fw.resources;
+    let q = &mut fw.resources.queues;
     let async_cq = ctx.async_cq_valid.then_some(ctx.async_cq_id);
-    if !r.cqs.contains_key(&req.cq_id) || async_cq.is_some_and(|cq| !r.cqs.contains_key(&cq)) {
+    if q.cq(req.cq_id).is_none() || async_cq.is_some_and(|cq| q.cq(cq).is_none()) {
         return Err(illegal_field());
     }
-    if at_limit(r.mccs.len(), MAX_MCC_QUEUES) {
+    if at_limit(q.mcc_count(), MAX_MCC_QUEUES) {
         return Err(exhausted());
     }
-    let id = free_id(&r.mccs, MccDoorbell::ID_MASK).ok_or_else(exhausted)?;
-    let mcc = MccQueue {
-        ring,
-        cq: req.cq_id,
-        async_cq,
-        async_events: req.async_event_bitmap,
-        consumer: 0,
-        posted: 0,
-        held: None,
-    };
-    r.mccs.insert(id, mcc);
+    let (cq, async_events) = (req.cq_id, req.async_event_bitmap);
+    let id = q
+        .add_mcc(MccDoorbell::ID_MASK, |_, serial| MccQueue { ring, cq, async_cq, async_events, serial })
+        .ok_or_else(exhausted)?;
     Ok(QueueCreated { id })
 }
 
 /// EQ_DESTROY: the EQ goes; CQs that named it raise no more events.
 pub(crate) fn eq_destroy(fw: &mut Firmware, _: &Context, req: EqDestroy) -> Result<Empty, CompletionStatus> {
-    fw.resources.eqs.remove(&req.id).map(|_| Empty).ok_or_else(illegal_field)
+    fw.resources.queues.remove_eq(req.id).map(|_| Empty).ok_or_else(illegal_field)
 }
 
 /// CQ_DESTROY.
 pub(crate) fn cq_destroy(fw: &mut Firmware, _: &Context, req: CqDestroy) -> Result<Empty, CompletionStatus> {
-    fw.resources.cqs.remove(&req.id).map(|_| Empty).ok_or_else(illegal_field)
+    fw.resources.queues.remove_cq(req.id).map(|_| Empty).ok_or_else(illegal_field)
 }
 
 /// MCC_DESTROY: WRBs posted and not yet run, and a held completion, are dropped.
 pub(crate) fn mcc_destroy(fw: &mut Firmware, _: &Context, req: MccDestroy) -> Result<Empty, CompletionStatus> {
-    fw.resources.mccs.remove(&req.id).map(|_| Empty).ok_or_else(illegal_field)
+    fw.resources.queues.remove_mcc(req.id).map(|_| Empty).ok_or_else(illegal_field)
 }
 
 /// MODIFY_EQ_DELAY: stores each EQ's delay multiplier (the model raises interrupts without
 /// delay). Every EQ named must exist; then all change, or none.
 pub(crate) fn modify_eq_delay(fw: &mut Firmware, _: &Context, req: ModifyEqDelay) -> Result<Empty, CompletionStatus> {
-    let eqs = &mut fw.resources.eqs;
-    let known = |id: u32| u16::try_from(id).ok().filter(|id| eqs.contains_key(id));
+    let q = &mut fw.resources.queues;
+    let known = |id: u32| u16::try_from(id).ok().filter(|&id| q.event_queue(id).is_some());
     if req.entries.iter().any(|e| known(e.eq_id).is_none()) {
         return Err(illegal_field());
     }
     for e in &req.entries {
-        if let Some(eq) = u16::try_from(e.eq_id).ok().and_then(|id| eqs.get_mut(&id)) {
-            eq.delay_multiplier = e.delay_multiplier;
+        if let Ok(id) = u16::try_from(e.eq_id) {
+            q.set_eq_delay(id, e.delay_multiplier);
         }
     }
     Ok(Empty)

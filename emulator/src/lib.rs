@@ -14,6 +14,13 @@
 //!   style of rust-vmm's vm-superio: a [`DmaSpace`](device::DmaSpace) (copy in, execute, copy
 //!   out; an address it cannot reach fails the command with a status and an [`Event`]) and an
 //!   [`Interrupt`](device::Interrupt) (INTx level, MSI-X vector);
+//! - **[`datapath`]**, the ring engines (EQ/CQ, MCC, TX, RX), each owning its indices and
+//!   working on the firmware's queue contexts, host memory and the port's cable: TX requests
+//!   gathered, offloaded (VLAN insertion, IPv4/TCP/UDP checksums, TSO) and put on a
+//!   [`Wire`](datapath::Wire); frames that arrive ([`Device::receive`](device::Device::receive))
+//!   filtered, written into the host's receive fragments and completed; a receiver without
+//!   buffers pauses its sender, whose WRBs stay posted. [`datapath::cable`] joins two devices in
+//!   process;
 //! - **front ends**: [`Emulator`], the in-process one, implements [`oce_pci::PciFunction`] over a
 //!   device in the polled shape, so the whole host stack — the mailbox driver, every command, the
 //!   CLI — runs against it unchanged (design.md §2). Its DMA space is an IOVA table of the
@@ -26,8 +33,12 @@
 //! - **identity**: 10df:0720 (VF 0728), SLI_INTF, ASIC_ID, the POST semaphore that walks 0x0000
 //!   → 0x0001 → 0x0002 → 0xC000; the pcicfg shadow (PF BAR0, VF BAR0 + 0x1000) with the
 //!   soft-reset register (0x5C) and the UE status/mask registers;
-//! - **commands**: the signatures, a dispatcher answering the query, profile and flash commands
-//!   with consistent data, ILLEGAL_REQUEST for everything else;
+//! - **commands**: the signatures, a dispatcher answering the query, profile, flash, queue,
+//!   interface and statistics commands with consistent data, ILLEGAL_REQUEST for everything
+//!   else;
+//! - **Ethernet**: TX and RX rings that carry real frames between two cabled adapters, with the
+//!   RX filters, VLAN tagging and stripping, checksum and segmentation offloads, RSS and the
+//!   counters be2net reads with GET_STATISTICS;
 //! - **flash**: READ_FLASHROM REPORT, WRITE_FLASHROM SAVE / FLASH with the CRC check, in offset
 //!   and op-type modes; versions derived from the directory on flash; boot from the backup
 //!   section when the active one is corrupt;

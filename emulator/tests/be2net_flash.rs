@@ -2,7 +2,7 @@
 //! the MCC, each WRITE_FLASHROM completed asynchronously and found through the interrupt path;
 //! afterwards the adapter stores the new version and a second walk finds nothing to write.
 
-mod be2net_host;
+use oce_testhost as be2net_host;
 
 use std::time::Duration;
 

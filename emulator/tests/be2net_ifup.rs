@@ -2,7 +2,7 @@
 //! §4.1, §4.2, §4.5): arming, EQ entries and interrupts (MSI-X and INTx), the TX sink, the
 //! link-state event, asynchronous statistics, ordered completions under a slow command.
 
-mod be2net_host;
+use oce_testhost as be2net_host;
 
 use std::time::Duration;
 

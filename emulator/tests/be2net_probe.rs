@@ -2,7 +2,7 @@
 //! (spec/be2net-driver.md §2, §4.6): every command answered, the values agreeing with what the
 //! adapter reports to `ocetool query`, ids inside the driver's limits, nothing left behind.
 
-mod be2net_host;
+use oce_testhost as be2net_host;
 
 use be2net_host::driver::Nic;
 use be2net_host::{Host, HostError};

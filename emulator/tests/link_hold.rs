@@ -4,11 +4,9 @@
 //! driver sees is LINK_STATUS_QUERY's `logical_link_status` @24, 0 down and 1 up (§5.16). The
 //! requests and the answers are built and read at those offsets here, not through the codec.
 
-mod be2net_host;
-
-use be2net_host::{Host, raw_request};
 use oce_emulator::FaultSpec;
 use oce_mailbox::header::Subsystem;
+use oce_testhost::{Host, raw_request};
 
 /// SET_LOGICAL_LINK_CONFIG: COMMON opcode 80, version 2, embedded, 20 bytes (spec/protocol.md
 /// §5.17, the command table §4).

@@ -3,7 +3,7 @@
 //! the second MCC queue with its CQ on a RoCE EQ, every MQE completed with its ring index as tag
 //! (unknown verbs too), the RDMA subsystem's commands, and nothing left behind.
 
-mod be2net_host;
+use oce_testhost as be2net_host;
 
 use be2net_host::driver::Nic;
 use be2net_host::ocrdma::{Roce, ocrdma_request};

@@ -8,8 +8,9 @@
 //!
 //! Facts that the spec *does* state (register offsets, bit positions, command layouts, status
 //! codes) live in `oce-mailbox` and are cited there; they are not repeated here. The queues,
-//! their interrupts and the NIC driver's commands have their own page, [`queues`], and the RoCE
-//! engine its own, [`rdma`]; both are re-exported here.
+//! their interrupts and the NIC driver's commands have their own page, [`queues`], the Ethernet
+//! datapath (frames on TX and RX, filters, offloads, flow control) its own, [`datapath`], and the
+//! RoCE engine its own, [`rdma`]; all are re-exported here.
 //!
 //! # Behaviour choices
 //!

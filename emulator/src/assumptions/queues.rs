@@ -20,8 +20,8 @@
 //!   the function, WRBs posted and not run, held completions, and the settings
 //!   (SET_INTERRUPT_ENABLE, flow control, logical link) back to their defaults; INTx is
 //!   de-asserted. The physical link (`link-down`) is not the function's.
-//! - **The MCC engine** (`datapath::mcc`, `device::queues::mcc`): the MCC doorbell's count adds to the WRBs posted;
-//!   they run in ring order, each through the same path as the bootstrap mailbox (embedded
+//! - **The MCC engine** (`datapath::mcc`, `device::queues::mcc`): the MCC doorbell's count adds
+//!   to the WRBs posted; they run in ring order, each through the same path as the bootstrap mailbox (embedded
 //!   responses into the ring slot, non-embedded over the SGE buffer), inside the doorbell write,
 //!   so a host that busy-polls its completion queue sees the answer before its next read. Each
 //!   WRB gets one completion on the MCC's CQ: status, both tags copied unchanged, VALID |
@@ -50,15 +50,12 @@
 //!   ([`crate::device::Device::queue_misses`]), so a test can assert a driver never rings a
 //!   queue it does not have. A completion due on a CQ destroyed under its queue is dropped and
 //!   recorded the same way.
-//! - **TX and RX** (`device::queues`): a TX doorbell's WRBs are consumed one request at a time
-//!   (the header WRB's `num_wrb`, at least 1); a request with the `complete` bit gets one TX
-//!   completion naming its last WRB, status 0, and the frame is dropped. A request whose WRBs
-//!   are not all posted yet waits for the next doorbell. RX doorbells only count the buffers:
-//!   no frame ever arrives. RX_DESTROY posts one flush completion (valid, no fragment) to the
-//!   ring's CQ before the command completes; the posted buffers are not returned (be2net frees
-//!   them itself). That the flush completion exists is what be2net's `be_rx_cq_clean` shows (it
-//!   warns "did not receive flush compl" after 50 ms without one); its exact bits beyond
-//!   `valid` and `numfrags` are not public. GET_STATISTICS v2 reports every counter zero.
+//! - **TX and RX** (`datapath::tx`, `datapath::rx`): what the Ethernet rings do with frames is
+//!   on the datapath's own page ([`super::datapath`]). RX_DESTROY posts one flush completion
+//!   (valid, no fragment) to the ring's CQ before the command completes; the posted buffers are
+//!   not returned (be2net frees them itself). That the flush completion exists is what be2net's
+//!   `be_rx_cq_clean` shows (it warns "did not receive flush compl" after 50 ms without one);
+//!   its exact bits beyond `valid` and `numfrags` are not public.
 //! - **Link** (`handlers::port`, `device::queues`): the physical link is up unless the
 //!   `link-down` fault is set; the function's logical link follows it unless the driver
 //!   disabled it (SET_LOGICAL_LINK_CONFIG without the enable bit). When the logical link
@@ -91,7 +88,7 @@
 //!   MULTICAST selected replaces the multicast list (more entries than the profile's
 //!   `mcast_mac_count` is FAILED / INSUFFICIENT_RESOURCES). `global_flags` and
 //!   `global_flags_mask` are decoded and not modelled: which global flags exist and what they
-//!   do is not public, and with no frame ever received no filter has an effect to model.
+//!   do is not public. What the interface flags do to a frame is on [`super::datapath`]'s page.
 
 use oce_mailbox::commands::{FlowControl, SetDriverFunctionCap};
 use oce_mailbox::doorbells::TxDoorbell;

@@ -21,16 +21,22 @@
 //! frames leave through a [`Wire`] that only queues.
 
 mod events;
+pub mod frame;
 mod mcc;
 mod per_queue;
+pub mod rss;
 mod rx;
+mod stats;
 mod tx;
+mod wire;
 
 pub(crate) use events::EventEngine;
 pub(crate) use mcc::{HeldCompletion, MccEngine};
 pub(crate) use per_queue::PerQueue;
-pub(crate) use rx::RxEngine;
-pub(crate) use tx::TxEngine;
+pub(crate) use rx::{PortState, RxEngine};
+pub use stats::{Counters, PortCounters, RxRingCounters, TxRingCounters};
+pub(crate) use tx::{TxEngine, TxPort};
+pub use wire::{CablePort, DropReason, Receipt, Wire, cable};
 
 use crate::device::DmaSpace;
 use crate::events::{Event, QueueKind, QueueMiss};
@@ -89,11 +95,15 @@ pub(crate) struct Datapath {
     pub(crate) mcc: MccEngine,
     pub(crate) tx: TxEngine,
     pub(crate) rx: RxEngine,
+    /// The cable the port is plugged into, if any.
+    pub(crate) wire: Option<Box<dyn Wire>>,
 }
 
 impl Datapath {
     /// Every engine back to nothing posted, nothing armed (a reset: the queues are gone too).
+    /// The cable stays plugged in.
     pub(crate) fn reset(&mut self) {
-        *self = Self::default();
+        let wire = self.wire.take();
+        *self = Self { wire, ..Self::default() };
     }
 }

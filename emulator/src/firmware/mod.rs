@@ -27,6 +27,7 @@ use oce_firmware::dir::FlashDirectory;
 pub use execute::{Context, Executed, Owed};
 
 use crate::assumptions::FACTORY_FIRMWARE_VERSION;
+use crate::datapath::Counters;
 use crate::error::{self, EmulatorError};
 use crate::events::{BootOutcome, Event, EventLog};
 use crate::faults::{FaultSpec, Faults};
@@ -66,6 +67,8 @@ pub struct Firmware {
     pub(crate) staging: Staging,
     /// What a driver created in the function (firmware RAM: lost at any reset).
     pub(crate) resources: Resources,
+    /// What the datapath counted (firmware RAM: lost at POST), for GET_STATISTICS.
+    pub(crate) counters: Counters,
     /// The adapter's log: what the firmware did and what the device saw (transports log here too).
     events: EventLog,
     /// The diagnostic (FAT) log as MANAGE_FAT QUERY last rendered it (firmware RAM).
@@ -121,6 +124,7 @@ impl Firmware {
             flash,
             staging: Staging::default(),
             resources: Resources::default(),
+            counters: Counters::default(),
             events: EventLog::default(),
             fat: None,
         }
@@ -269,6 +273,7 @@ impl Firmware {
         self.staging.clear();
         self.fat = None;
         self.resources.reset();
+        self.counters = Counters::default();
         self.log(Event::Boot { outcome: check.outcome });
         check.outcome
     }

@@ -165,6 +165,11 @@ impl QueueContexts {
     contexts_of!(txqs, TxQueue, txq, txq_count, add_txq, remove_txq);
     contexts_of!(rxqs, RxQueue, rxq, rxq_count, add_rxq, remove_rxq);
 
+    /// Every RX ring, by id.
+    pub(crate) fn rxqs(&self) -> impl Iterator<Item = (u16, &RxQueue)> {
+        self.rxqs.iter().map(|(&id, q)| (id, q))
+    }
+
     /// Every MCC, by id.
     pub(crate) fn mccs(&self) -> impl Iterator<Item = (u16, &MccQueue)> {
         self.mccs.iter().map(|(&id, q)| (id, q))

@@ -417,6 +417,15 @@ impl RxCompletion {
     pub const TUNNELED: u32 = 1 << 30;
     /// dword 2 bit 31: `valid`.
     pub const VALID: u32 = 1 << 31;
+    /// `cast_enc` of a unicast frame (be_hw.h "Rx Packet Type Encoding", `BE_UNICAST_PACKET`).
+    #[doc(alias = "BE_UNICAST_PACKET")]
+    pub const CAST_UNICAST: u8 = 0;
+    /// `cast_enc` of a multicast frame (`BE_MULTICAST_PACKET`; be2net counts `rx_mcast_pkts`).
+    #[doc(alias = "BE_MULTICAST_PACKET")]
+    pub const CAST_MULTICAST: u8 = 1;
+    /// `cast_enc` of a broadcast frame (`BE_BROADCAST_PACKET`).
+    #[doc(alias = "BE_BROADCAST_PACKET")]
+    pub const CAST_BROADCAST: u8 = 2;
 
     /// The flush completion: valid, no fragment.
     pub fn flush() -> Self {

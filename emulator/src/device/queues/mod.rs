@@ -142,18 +142,21 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         }
     }
 
-    /// Does what was waiting for its time: writes the MCC completions held back by a `slow` or
-    /// `slow-flash` fault whose delay has passed (and runs the WRBs queued behind them), and
-    /// announces a link change made outside a register access. Returns when the next held
-    /// completion is due, if any.
+    /// Does what was waiting for its time or for the wire: writes the MCC completions held back
+    /// by a `slow` or `slow-flash` fault whose delay has passed (and runs the WRBs queued behind
+    /// them), sends on the TX rings the wire held back once it is ready, and announces a link
+    /// change made outside a register access. Returns when the next held completion is due, if
+    /// any.
     ///
     /// A transport calls it from a timer while it serves (the host may be busy-polling host
-    /// memory, touching no register); every register access calls it too.
+    /// memory, touching no register), and when its wire has room again; every register access
+    /// calls it too.
     pub fn poll(&mut self) -> Option<Instant> {
         if self.gone() {
             return None;
         }
         self.write_due_completions();
+        self.resume_tx();
         self.refresh();
         self.datapath.mcc.next_due(&self.firmware.resources.queues)
     }

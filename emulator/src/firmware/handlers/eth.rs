@@ -34,6 +34,7 @@ pub(crate) fn tx_create(fw: &mut Firmware, _: &Context, req: TxCreate) -> Result
     let cq = req.cq_id;
     let id =
         r.queues.add_txq(TxDoorbell::ID_MASK, |_, serial| TxQueue { ring, cq, if_id, serial }).ok_or_else(exhausted)?;
+    fw.counters.tx_ring_created(id);
     Ok(TxCreated { cid: id, rid: 0, db_offset: TX_DOORBELL_OFFSET })
 }
 
@@ -71,6 +72,7 @@ pub(crate) fn rx_create(fw: &mut Firmware, _: &Context, req: RxCreate) -> Result
             serial,
         })
         .ok_or_else(exhausted)?;
+    fw.counters.rx_ring_created(id);
     Ok(RxCreated { id, rss_id: id as u8 })
 }
 
@@ -113,7 +115,8 @@ pub(crate) fn acpi_wol_query(
     Ok(WolCapabilities { wol_settings: WOL_CAPABILITIES, magic_mac: [0; 6] })
 }
 
-/// GET_STATISTICS v2: every counter zero (no frame is ever sent or received on the wire).
-pub(crate) fn get_statistics(_: &mut Firmware, _: &Context, _: GetStatistics) -> Result<HwStatsV2, CompletionStatus> {
-    Ok(HwStatsV2::zeroed())
+/// GET_STATISTICS v2: the port's counters and each RX ring's drops, as the datapath counted
+/// them ([`crate::datapath::Counters::hw_stats`]).
+pub(crate) fn get_statistics(fw: &mut Firmware, _: &Context, _: GetStatistics) -> Result<HwStatsV2, CompletionStatus> {
+    Ok(fw.counters.hw_stats(fw.state.runtime.active.nic.link_param))
 }

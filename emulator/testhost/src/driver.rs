@@ -1,6 +1,8 @@
 //! be2net's sequences over the [`Host`] transports, in the order spec/be2net-driver.md gives
-//! them: `probe` (§2), `open` (§4.1), `send` (a TX request), `interrupt` (`be_msix`/`be_intx` +
-//! `be_poll`), `flash` (§4.4), `close` (§4.2) and `remove` (§4.6).
+//! them: `probe` (§2), `open` (§4.1), `interrupt` (`be_msix`/`be_intx` + `be_poll`), `flash`
+//! (§4.4), `close` (§4.2) and `remove` (§4.6); the rings' own work is in [`super::rings`].
+
+use std::collections::VecDeque;
 
 use oce_firmware::ufi::UfiImage;
 use oce_firmware::walk::walk;
@@ -15,15 +17,15 @@ use oce_mailbox::commands::{
     SetDriverFunctionCap, SetFlowControl, SetInterruptEnable, SetLogicalLinkConfig, SetProfileConfig, TxCreate,
     TxDestroy, WriteFlashrom,
 };
-use oce_mailbox::doorbells::{RqDoorbell, TxDoorbell};
-use oce_mailbox::entries::{RxCompletion, TX_WRB_LEN, TxCompletion, TxHeaderWrb};
+use oce_mailbox::entries::{RX_DESCRIPTOR_LEN, RxCompletion, TX_WRB_LEN};
 use oce_mailbox::header::Subsystem;
 use oce_mailbox::regs::{Semaphore, SliIntf};
 use oce_mailbox::status::BaseStatus;
-use oce_mailbox::wire::{Reader, Wire, Writer};
+use oce_mailbox::wire::{Reader, Wire};
 use oce_mailbox::wrb::WRB_LEN;
 
-use super::{DB_BAR, Host, HostCq, HostEq, HostError, Irq, raw_request};
+use super::rings::{RX_FRAG_SIZE, RxFrame, Rxq, Txq};
+use super::{Host, HostCq, HostEq, HostError, Irq, raw_request};
 
 /// be2net's ring sizes (be.h): EQ 1024 × 4 B, TX 2048 × 16 B, TX/RX CQ 1024 × 16 B, MCC 128 ×
 /// 256 B, MCC CQ 256 × 16 B, RX 1024 × 8 B.
@@ -39,18 +41,6 @@ const SET_FEATURES: u8 = 191;
 const CAP_ID_MSIX: u32 = 0x11;
 const MSIX_ENABLE: u32 = 1 << 31;
 
-/// A TX ring of the host.
-#[derive(Debug, Clone)]
-pub struct Txq {
-    pub id: u16,
-    pub ring: super::HostRing,
-    pub head: u32,
-    pub cq: HostCq,
-    pub db_offset: u32,
-    /// Indices of the WRBs the device reported sent.
-    pub completed: Vec<u16>,
-}
-
 /// What probe learned and built.
 #[derive(Debug, Clone)]
 pub struct Nic {
@@ -63,10 +53,17 @@ pub struct Nic {
     pub native: bool,
     pub txqs: Vec<Txq>,
     pub rx_cqs: Vec<HostCq>,
-    pub rxqs: Vec<u16>,
-    pub rss_ids: Vec<u8>,
+    pub rxqs: Vec<Rxq>,
     pub pmac_id: Option<u32>,
     pub msix: bool,
+    /// Frames `be_process_rx` took, oldest first.
+    pub received: Vec<RxFrame>,
+    /// Whether `be_process_rx` refills its ring (a test turns it off to starve a receiver).
+    pub refill: bool,
+    /// VLANs added (`be_vlan_add_vid`).
+    pub vids: Vec<u16>,
+    /// Receive fragments `open` posts per ring (be2net: `RX_Q_LEN - 1`).
+    pub rx_initial_post: u32,
 }
 
 impl Host {
@@ -155,7 +152,16 @@ impl Host {
                 cq_id: cq.id,
                 pages: ring.pages.clone(),
             })?;
-            txqs.push(Txq { id: tx.cid, ring, head: 0, cq, db_offset: tx.db_offset, completed: Vec::new() });
+            txqs.push(Txq {
+                id: tx.cid,
+                ring,
+                head: 0,
+                cq,
+                db_offset: tx.db_offset,
+                completed: Vec::new(),
+                statuses: Vec::new(),
+                pending: VecDeque::new(),
+            });
         }
         // 16c: RX CQs (RSS rings need at least 2 EQs; the interface has a default RSS queue).
         let num_rx = if num_eqs >= 2 { num_eqs } else { 1 };
@@ -196,9 +202,12 @@ impl Host {
             txqs,
             rx_cqs,
             rxqs: Vec::new(),
-            rss_ids: Vec::new(),
             pmac_id: None,
             msix,
+            received: Vec::new(),
+            refill: true,
+            vids: Vec::new(),
+            rx_initial_post: RX_LEN - 1,
         })
     }
 
@@ -224,23 +233,22 @@ impl Host {
     /// `be_open` (spec/be2net-driver.md §4.1); returns whether the link is up.
     pub fn open(&mut self, nic: &mut Nic) -> Result<bool, HostError> {
         let rss = nic.rx_cqs.len() > 1;
-        for cq in nic.rx_cqs.clone() {
-            let pages = (0..2).map(|_| self.mem.alloc(4096)).collect();
+        for (i, cq) in nic.rx_cqs.clone().into_iter().enumerate() {
+            let ring = self.alloc_ring(RX_LEN, RX_DESCRIPTOR_LEN);
             let rx = self.mcc(&RxCreate {
                 cq_id: cq.id,
-                frag_size: 11,
-                pages,
+                frag_size: RX_FRAG_SIZE.trailing_zeros() as u8,
+                pages: ring.pages.clone(),
                 interface_id: nic.if_handle,
                 max_frame_size: 9018,
                 rss_queue: u32::from(rss),
             })?;
-            nic.rxqs.push(rx.id);
-            nic.rss_ids.push(rx.rss_id);
+            nic.rxqs.push(Rxq { id: rx.id, rss_id: rx.rss_id, cq: i, ring, head: 0, posted: VecDeque::new() });
         }
         if rss {
             let mut cpu_table = [0u8; 128];
             for (i, b) in cpu_table.iter_mut().enumerate() {
-                *b = nic.rss_ids[i % nic.rss_ids.len()];
+                *b = nic.rxqs[i % nic.rxqs.len()].rss_id;
             }
             let cfg = RssConfig {
                 if_id: nic.if_handle,
@@ -252,10 +260,11 @@ impl Host {
             };
             self.mcc(&cfg)?;
         }
-        for &id in &nic.rxqs.clone() {
-            for posted in [255u16, 255, 255, 255, 3] {
-                self.write32(DB_BAR, RqDoorbell::OFFSET.into(), RqDoorbell::new(id, posted).0);
-            }
+        // be_post_rx_frags(rxo, GFP_KERNEL, RX_Q_LEN - 1)
+        for r in 0..nic.rxqs.len() {
+            let mut rxq = nic.rxqs[r].clone();
+            self.post_rx_frags(&mut rxq, nic.rx_initial_post);
+            nic.rxqs[r] = rxq;
         }
         let basic = IfFlags(IfFlags::BROADCAST | IfFlags::UNTAGGED | IfFlags::PASS_L3L4_ERRORS);
         self.mcc(&RxFilter { if_flags_mask: basic, if_flags: basic, if_id: nic.if_handle, ..RxFilter::default() })?;
@@ -283,31 +292,9 @@ impl Host {
         Ok(link.is_link_up())
     }
 
-    /// Sends one frame of `frags` fragments on TX ring `txq` (`be_xmit` + `be_xmit_flush`):
-    /// header WRB, fragment WRBs, a dummy WRB to make the count even, the TX doorbell.
-    pub fn send(&mut self, nic: &mut Nic, txq: usize, frags: u8) {
-        let tx = &mut nic.txqs[txq];
-        let mut wrbs = 1 + u32::from(frags);
-        if wrbs % 2 == 1 {
-            wrbs += 1;
-        }
-        let header = TxHeaderWrb::new(wrbs as u8, 60 * u16::from(frags), true, true);
-        let mut raw = [0u8; TX_WRB_LEN];
-        header.encode(&mut Writer::new(&mut raw)).unwrap();
-        let at = tx.ring.entry(tx.head);
-        self.mem.poke(at, &raw);
-        for i in 1..wrbs {
-            let frag = tx.ring.entry(tx.head + i);
-            self.mem.poke(frag, &[0x11; TX_WRB_LEN]);
-        }
-        tx.head = (tx.head + wrbs) % tx.ring.entries;
-        let (id, off) = (tx.id, tx.db_offset);
-        self.write32(DB_BAR, off.into(), TxDoorbell::new(id, wrbs as u16).0);
-    }
-
     /// Handles the interrupts raised so far, as `be_msix` / `be_intx` then `be_poll` do: per
-    /// EQ, CLR, take the events, reap the CQs they name (MCC, TX), re-arm them, re-arm the EQ with
-    /// the count. Returns the interrupts and the CQ ids of the events, per EQ index.
+    /// EQ, CLR, take the events, reap the CQs they name (MCC, TX, RX), re-arm them, re-arm the EQ
+    /// with the count. Returns the interrupts and the CQ ids of the events, per EQ index.
     pub fn interrupt(&mut self, nic: &mut Nic) -> (Vec<Irq>, Vec<(usize, Vec<u16>)>) {
         let irqs = self.irq.take();
         let mut served = Vec::new();
@@ -325,33 +312,14 @@ impl Host {
                     self.process_mcc();
                 } else if let Some(t) = nic.txqs.iter().position(|t| t.cq.id == cq) {
                     self.process_tx(nic, t);
+                } else if let Some(r) = nic.rxqs.iter().position(|r| nic.rx_cqs[r.cq].id == cq) {
+                    self.process_rx(nic, r);
                 }
             }
             self.eq_notify(id, true, false, cqs.len() as u16);
             served.push((index, cqs));
         }
         (irqs, served)
-    }
-
-    /// `be_process_tx`: reaps TX completions and re-arms the TX CQ.
-    fn process_tx(&mut self, nic: &mut Nic, t: usize) {
-        let mut n = 0;
-        loop {
-            let cq = &mut nic.txqs[t].cq;
-            let at = cq.ring.entry(cq.tail);
-            let raw = self.mem.peek(at, 16);
-            if raw[12..16] == [0; 4] {
-                break;
-            }
-            let c = TxCompletion::decode(&mut Reader::new(&raw)).unwrap();
-            assert!(c.valid && c.status == 0);
-            self.mem.poke(at + 12, &[0; 4]);
-            cq.tail = (cq.tail + 1) % cq.ring.entries;
-            nic.txqs[t].completed.push(c.wrb_index);
-            n += 1;
-        }
-        let id = nic.txqs[t].cq.id;
-        self.cq_notify(id, true, n);
     }
 
     /// be2net's Skyhawk flash walk over the MCC (spec/be2net-driver.md §4.4): per section, the
@@ -407,17 +375,27 @@ impl Host {
         let mcc_cq = self.mcc_cq.as_ref().map(|c| c.id).expect("MCC CQ");
         self.cq_notify(mcc_cq, false, 0);
         self.mcc_rearm = false;
-        for (i, id) in std::mem::take(&mut nic.rxqs).into_iter().enumerate() {
-            self.mcc(&RxDestroy::new(id))?;
-            // be_rx_cq_clean: the flush completion (no fragment) must be on the ring's CQ.
-            let cq = &mut nic.rx_cqs[i];
-            let at = cq.ring.entry(cq.tail);
-            let flush = RxCompletion::decode(&mut Reader::new(&self.mem.peek(at, 16))).unwrap();
-            assert!(flush.valid && flush.num_frags == 0, "did not receive flush compl");
-            self.mem.poke(at + 8, &[0; 4]);
-            cq.tail = (cq.tail + 1) % cq.ring.entries;
+        for rxq in std::mem::take(&mut nic.rxqs) {
+            self.mcc(&RxDestroy::new(rxq.id))?;
+            // be_rx_cq_clean: completions still on the CQ are reaped, up to the flush completion
+            // (no fragment), which must come; the fragments still posted are freed.
+            let cq = &mut nic.rx_cqs[rxq.cq];
+            let mut popped = 0;
+            loop {
+                let at = cq.ring.entry(cq.tail);
+                let c = RxCompletion::decode(&mut Reader::new(&self.mem.peek(at, 16))).unwrap();
+                assert!(c.valid, "did not receive flush compl");
+                self.mem.poke(at + 8, &[0; 4]);
+                cq.tail = (cq.tail + 1) % cq.ring.entries;
+                popped += 1;
+                if c.num_frags == 0 {
+                    break;
+                }
+            }
             let cq_id = cq.id;
-            self.cq_notify(cq_id, false, 1);
+            self.cq_notify(cq_id, false, popped);
+            let pages: std::collections::BTreeSet<u64> = rxq.posted.iter().map(|f| f & !0xFFF).collect();
+            pages.into_iter().for_each(|p| self.mem.free(p));
         }
         if nic.rx_cqs.len() > 1 {
             self.mcc(&RssConfig {

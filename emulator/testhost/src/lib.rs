@@ -1,22 +1,33 @@
 //! A be2net-like host for the emulated device: the transports of Linux's be2net (Debian 6.1.192,
-//! spec/be2net-driver.md §3) written again in Rust over the device's seams, so the device is
-//! tested against the driver's protocol between guest runs.
+//! spec/be2net-driver.md §3, spec/datapath.md §1) written again in Rust over the device's seams,
+//! so the device is tested against the driver's protocol between guest runs. A dev crate
+//! (`publish = false`), shared by the emulator's tests and anything else that wants a driver.
 //!
 //! - here: host memory, rings, the bootstrap mailbox (`be_mbox_notify_wait`), the MCC queue
 //!   (`be_mcc_notify_wait`, `be_process_mcc`), the EQ/CQ doorbells and an interrupt handler in
 //!   the shape of `be_msix` / `be_intx` + `be_poll`;
-//! - [`driver`]: the driver's sequences on top: probe (§2), ifup (§4.1), a TX send, the flash
-//!   walk (§4.4), ifdown and remove (§4.2, §4.6);
+//! - [`driver`]: the driver's sequences on top: probe (§2), ifup (§4.1), the flash walk (§4.4),
+//!   ifdown and remove (§4.2, §4.6);
+//! - [`rings`]: the datapath — TX as `be_xmit` / `be_xmit_flush` post it (header WRB with its
+//!   offload bits, fragment WRBs, the padding WRB), RX as `be_post_rx_frags` posts fragments and
+//!   `be_process_rx` reads v1 completions, TX and RX completion reaping;
+//! - [`frames`]: Ethernet, IPv4, IPv6, ICMP, TCP and UDP frames built and checked with a
+//!   checksum written here, independent of the emulator's;
+//! - [`pair`]: two adapters, each with its host, on one in-process cable;
 //! - [`ocrdma`]: the RoCE driver's probe and its own MQ transport (§5).
 //!
 //! Every check the real driver makes is an assertion or an error here: completions need VALID
 //! (and COMPLETED on the MCC), tags must come back unchanged (be2net dereferences them), the
-//! response header must echo the opcode.
-#![allow(dead_code)]
+//! response header must echo the opcode, an RX completion must name exactly the fragments the
+//! frame fills (be2net's `BUG_ON`s).
+#![forbid(unsafe_code)]
 
 pub mod driver;
+pub mod frames;
 pub mod memory;
 pub mod ocrdma;
+pub mod pair;
+pub mod rings;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -38,6 +49,8 @@ use oce_mailbox::wrb::{
 use oce_mailbox::{CompletionStatus, ManualClock};
 
 pub use memory::{HostMemory, Irq, Lines};
+pub use pair::{Pair, PairConfig, Side};
+pub use rings::{RxFrame, TxRequest};
 
 /// The device as the host sees it.
 pub type Dev = Device<Arc<HostMemory>, Arc<Lines>>;
@@ -102,6 +115,7 @@ struct Posted {
 }
 
 /// The host: the device, its memory and interrupts, and the driver's state.
+#[derive(Debug)]
 pub struct Host {
     pub dev: Dev,
     pub mem: Arc<HostMemory>,
@@ -129,7 +143,13 @@ impl Host {
     /// A factory-fresh PF (seed 7) in `dir`, in the PCI Express shape with a transport-kept
     /// MSI-X table (as QEMU keeps it), on a manual clock.
     pub fn new(dir: &std::path::Path) -> Self {
-        let fw = Firmware::create_with(dir, CreateOptions { seed: 7, function: FunctionType::Pf }).unwrap();
+        Self::with_seed(dir, 7)
+    }
+
+    /// [`Host::new`] with the adapter's identity (serial, MACs) made from `seed`: two adapters
+    /// on one cable need two.
+    pub fn with_seed(dir: &std::path::Path, seed: u64) -> Self {
+        let fw = Firmware::create_with(dir, CreateOptions { seed, function: FunctionType::Pf }).unwrap();
         Self::with_firmware(fw)
     }
 

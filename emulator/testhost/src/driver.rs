@@ -243,7 +243,15 @@ impl Host {
                 max_frame_size: 9018,
                 rss_queue: u32::from(rss),
             })?;
-            nic.rxqs.push(Rxq { id: rx.id, rss_id: rx.rss_id, cq: i, ring, head: 0, posted: VecDeque::new() });
+            nic.rxqs.push(Rxq {
+                id: rx.id,
+                rss_id: rx.rss_id,
+                cq: i,
+                ring,
+                head: 0,
+                posted: VecDeque::new(),
+                pages: Default::default(),
+            });
         }
         if rss {
             let mut cpu_table = [0u8; 128];
@@ -394,8 +402,7 @@ impl Host {
             }
             let cq_id = cq.id;
             self.cq_notify(cq_id, false, popped);
-            let pages: std::collections::BTreeSet<u64> = rxq.posted.iter().map(|f| f & !0xFFF).collect();
-            pages.into_iter().for_each(|p| self.mem.free(p));
+            rxq.pages.keys().for_each(|&p| self.mem.free(p));
         }
         if nic.rx_cqs.len() > 1 {
             self.mcc(&RssConfig {

@@ -14,7 +14,7 @@
 //!   `numfrags` fragments from its tail (`BUG_ON` if that is not `ceil(pktsize / frag_size)` or
 //!   more than were posted), zeroes the valid dword and refills below the watermark.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 use oce_mailbox::commands::{FlowControl, GetStatistics, HwStatsV2, IfFlags, RxFilter, SetFlowControl, VlanConfig};
 use oce_mailbox::doorbells::{RqDoorbell, TxDoorbell};
@@ -70,6 +70,9 @@ pub struct Rxq {
     pub head: u32,
     /// The fragments posted and not yet consumed, oldest first (`page_info_tbl` from the tail).
     pub posted: VecDeque<u64>,
+    /// Each page with fragments still posted, and how many (be2net puts the page when its last
+    /// fragment is consumed).
+    pub pages: BTreeMap<u64, u32>,
 }
 
 /// A frame `be_process_rx` took from a ring.
@@ -239,6 +242,7 @@ impl Host {
                 }
             };
             let frag = base + (i as u64 % 2) * RX_FRAG_SIZE as u64;
+            *rxq.pages.entry(base).or_default() += 1;
             let at = rxq.ring.entry(rxq.head);
             let mut raw = [0u8; RX_DESCRIPTOR_LEN];
             RxDescriptor { address: frag }.encode(&mut Writer::new(&mut raw)).unwrap();
@@ -280,18 +284,34 @@ impl Host {
             let frags = usize::from(c.num_frags);
             assert!(frags <= rxq.posted.len(), "BUG_ON(!page): the device used a fragment never posted");
             let taken: Vec<u64> = rxq.posted.drain(..frags).collect();
-            if c.pkt_size == 0 || c.port != nic.port {
+            let mut consumed: Vec<u64> = Vec::new();
+            for frag in &taken {
+                let page = frag & !(PAGE as u64 - 1);
+                if let Some(refs) = rxq.pages.get_mut(&page) {
+                    *refs -= 1;
+                    if *refs == 0 {
+                        rxq.pages.remove(&page);
+                        consumed.push(page);
+                    }
+                }
+            }
+            let frame = if c.pkt_size == 0 || c.port != nic.port {
                 // be_rx_compl_discard
-                continue;
+                None
+            } else {
+                let size = usize::from(c.pkt_size);
+                assert_eq!(frags, size.div_ceil(RX_FRAG_SIZE), "BUG_ON: numfrags must be ceil(pktsize / frag_size)");
+                let mut frame = Vec::with_capacity(size);
+                for (k, frag) in taken.iter().enumerate() {
+                    let len = (size - k * RX_FRAG_SIZE).min(RX_FRAG_SIZE);
+                    frame.extend(self.mem.peek(*frag, len));
+                }
+                Some(frame)
+            };
+            consumed.into_iter().for_each(|page| self.mem.free(page));
+            if let Some(frame) = frame {
+                nic.received.push(RxFrame { ring: rxq.id, frame, completion: c });
             }
-            let size = usize::from(c.pkt_size);
-            assert_eq!(frags, size.div_ceil(RX_FRAG_SIZE), "BUG_ON: numfrags must be ceil(pktsize / frag_size)");
-            let mut frame = Vec::with_capacity(size);
-            for (k, frag) in taken.iter().enumerate() {
-                let len = (size - k * RX_FRAG_SIZE).min(RX_FRAG_SIZE);
-                frame.extend(self.mem.peek(*frag, len));
-            }
-            nic.received.push(RxFrame { ring: rxq.id, frame, completion: c });
         }
         let cq_id = nic.rx_cqs[cq_index].id;
         self.cq_notify(cq_id, true, n);

@@ -22,6 +22,8 @@
 //!   small one for the transport's own tests;
 //! - [`control`]: a second socket through which host commands (`ocetool emulator fault set`)
 //!   reach the adapter while a server holds it;
+//! - [`cable`]: the adapter's port on an AF_UNIX datagram cable, one raw Ethernet frame a
+//!   datagram as QEMU's `-netdev dgram` sends them, lossless, with an optional pcap of what crosses;
 //! - [`clock`]: a thread that writes what waits on time (completions a slow fault holds back)
 //!   while the guest only polls its memory;
 //! - [`client::Client`]: a client for tests and benchmarks, and [`client::ServedFunction`], the
@@ -61,6 +63,7 @@
 
 mod adapter;
 mod backend;
+pub mod cable;
 pub mod client;
 pub mod clock;
 pub mod control;

@@ -376,6 +376,20 @@ pub enum EmulatorAction {
         /// else at the path is refused. QEMU connects to it as `vfio-user-pci`'s socket.
         #[arg(long, value_name = "PATH")]
         socket: PathBuf,
+        /// Plug the adapter's port into a cable: an AF_UNIX datagram socket bound at PATH, one
+        /// raw Ethernet frame a datagram, sent to --wire-peer (QEMU's `-netdev dgram` format, so
+        /// the peer is another served adapter or a QEMU NIC). A stale socket at PATH is
+        /// replaced; one a live process is bound to is refused.
+        #[arg(long, value_name = "PATH", requires = "wire_peer")]
+        wire: Option<PathBuf>,
+        /// The peer's datagram socket, where this port's frames go; it may appear later (frames
+        /// wait, and the guest is held back, until it does).
+        #[arg(long, value_name = "PATH", requires = "wire")]
+        wire_peer: Option<PathBuf>,
+        /// Record every frame that crosses the cable, both ways, in FILE (pcap format, for
+        /// tcpdump -r or Wireshark); FILE is created or truncated.
+        #[arg(long, value_name = "FILE", requires = "wire")]
+        wire_pcap: Option<PathBuf>,
     },
 }
 
@@ -409,9 +423,22 @@ server's replies the VM withholds for 5 s fails, at most 32768 DMA mappings are 
 (max_dma_maps), guest memory the VM can shrink is copied rather than mapped, and refused
 messages are logged at most 10 a second, with a count of the rest.
 
+Two adapters on one wire: each server plugs its port into a datagram socket and names the
+other's (--wire, --wire-peer); a QEMU NIC can be the other end with
+-netdev dgram,id=n,local.type=unix,local.path=B,remote.type=unix,remote.path=A:
+
+  ocetool --device emu:/var/tmp/a emulator serve --socket /tmp/a.sock --wire /tmp/a.wire --wire-peer /tmp/b.wire &
+  ocetool --device emu:/var/tmp/b emulator serve --socket /tmp/b.sock --wire /tmp/b.wire --wire-peer /tmp/a.wire &
+
+The cable loses nothing: while the peer is absent or its queue is full, frames wait and the
+guest's TX ring is held back (its requests stay posted). Datagrams longer than 9216 bytes are
+counted and dropped; runts reach the adapter, which counts and drops them. --wire-pcap FILE
+records both directions for tcpdump -r or Wireshark.
+
 Exit codes: 0 when the VM disconnects; 130 / 143 when SIGINT / SIGTERM stops the server (the
 session closed, the adapter's state saved); 1 when the VM broke the protocol; 3 for an unusable
-state directory; 5 when the adapter is busy, or a live server owns the socket.";
+state directory; 5 when the adapter is busy, or a live server owns the socket, or a live process
+is bound to the --wire socket; 1 when the wire's socket or pcap file cannot be created otherwise.";
 
 #[derive(Debug, Subcommand)]
 pub enum FaultAction {

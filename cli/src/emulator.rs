@@ -156,7 +156,15 @@ pub fn run(global: &GlobalArgs, action: &EmulatorAction) -> CliResult<EmulatorOu
             let changed = before.iter().map(ToString::to_string).collect::<Vec<_>>() != faults;
             Ok(EmulatorOutput::Faults(FaultReport { action: name, changed, faults }))
         }
-        EmulatorAction::Serve { socket } => crate::serve::run(global, dir, socket).map(EmulatorOutput::Served),
+        EmulatorAction::Serve { socket, wire, wire_peer, wire_pcap } => {
+            let wire = match (wire, wire_peer) {
+                (Some(local), Some(peer)) => {
+                    Some(crate::serve::WireArgs { local: local.clone(), peer: peer.clone(), pcap: wire_pcap.clone() })
+                }
+                _ => None,
+            };
+            crate::serve::run(global, dir, socket, wire.as_ref()).map(EmulatorOutput::Served)
+        }
     }
 }
 

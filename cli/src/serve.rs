@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use oce_emulator::firmware::Firmware;
+use oce_emulator_serve::cable::{CableCounters, DgramCable, run_carrier};
 use oce_emulator_serve::clock::run_clock;
 use oce_emulator_serve::control::{self, ControlError, ControlRequest};
 use oce_emulator_serve::{Adapter, Log, Outcome, ServeSocket, Server, SocketError};
@@ -32,6 +33,30 @@ pub struct ServeReport {
     /// Interrupts sent to the VM.
     intx_sent: u64,
     msix_sent: u64,
+    /// The cable the port was plugged into (`--wire`), and what crossed it; null without one.
+    wire: Option<WireReport>,
+}
+
+/// `--wire`, `--wire-peer`, `--wire-pcap`.
+#[derive(Debug, Clone)]
+pub struct WireArgs {
+    pub local: PathBuf,
+    pub peer: PathBuf,
+    pub pcap: Option<PathBuf>,
+}
+
+/// The cable in a [`ServeReport`].
+#[derive(Debug, Serialize)]
+pub struct WireReport {
+    socket: PathBuf,
+    peer: PathBuf,
+    pcap: Option<PathBuf>,
+    /// Frames sent to the peer's socket.
+    frames_sent: u64,
+    /// Datagrams received and offered to the adapter (it counts its own drops: `ethtool -S`).
+    frames_received: u64,
+    /// Datagrams longer than any frame, dropped.
+    oversize_dropped: u64,
 }
 
 /// The control socket of the server for the emulated adapter in `dir`: beside its lock file.
@@ -41,13 +66,29 @@ pub fn control_path(dir: &Path) -> PathBuf {
 
 /// Serves the adapter in `dir` on `socket` until the client goes or a signal arrives. The caller
 /// holds the adapter's lock.
-pub fn run(global: &GlobalArgs, dir: &Path, socket: &Path) -> CliResult<ServeReport> {
+pub fn run(global: &GlobalArgs, dir: &Path, socket: &Path, wire: Option<&WireArgs>) -> CliResult<ServeReport> {
     check_state_dir(dir)?;
     let firmware = Firmware::open_or_create(dir).map_err(|e| emulator_error(&e))?;
     let listening = ServeSocket::bind(socket).map_err(|e| bind_error(&e))?;
     let control_socket = ServeSocket::bind(&control_path(dir)).map_err(|e| bind_error(&e))?;
     let log = Log::stderr("ocetool: serve: ");
     let adapter = Adapter::new(firmware, &log);
+    let cable = match wire {
+        Some(w) => {
+            let cable = DgramCable::bind(&w.local, &w.peer, w.pcap.as_deref()).map_err(|e| {
+                // A wire socket a live process holds is busy, as a vfio-user socket a live
+                // server owns is.
+                let code = match e.kind() {
+                    std::io::ErrorKind::AddrInUse => ErrorCode::DeviceBusy,
+                    _ => ErrorCode::ServeFailed,
+                };
+                CliError::from_error(code, &format!("cannot plug the port into {}", w.local.display()), &e)
+            })?;
+            adapter.device.lock().unwrap_or_else(std::sync::PoisonError::into_inner).attach_wire(cable.wire());
+            Some(cable)
+        }
+        None => None,
+    };
     let mut server = Server::new(adapter.device.clone(), adapter.dma.clone(), adapter.irqs.clone(), log.clone());
     if global.verbose >= 2 {
         server = server.with_events(Log::stderr("ocetool: emulator event: "));
@@ -68,6 +109,13 @@ pub fn run(global: &GlobalArgs, dir: &Path, socket: &Path) -> CliResult<ServeRep
         // Completions held back by a slow fault are written on time even while the guest only
         // polls its memory.
         scope.spawn(|| run_clock(&adapter.device, &over));
+        if let Some(cable) = &cable {
+            scope.spawn(|| {
+                if let Err(e) = run_carrier(cable, &adapter.device, &over) {
+                    log.line(&format!("the wire failed, the port carries nothing more: {e}"));
+                }
+            });
+        }
         let outcome = server.serve_one(listening.listener(), &stop);
         session_over.store(true, Ordering::SeqCst);
         if let Ok(Err(e)) = control.join() {
@@ -101,6 +149,17 @@ pub fn run(global: &GlobalArgs, dir: &Path, socket: &Path) -> CliResult<ServeRep
         state_dir: dir.to_path_buf(),
         intx_sent,
         msix_sent,
+        wire: wire.zip(cable.as_ref()).map(|(w, cable)| {
+            let CableCounters { sent, received, oversize, .. } = cable.counters();
+            WireReport {
+                socket: w.local.clone(),
+                peer: w.peer.clone(),
+                pcap: w.pcap.clone(),
+                frames_sent: sent,
+                frames_received: received,
+                oversize_dropped: oversize,
+            }
+        }),
     })
 }
 
@@ -160,8 +219,17 @@ impl Report for ServeReport {
             None if self.outcome == "stopped" => "stopped by a signal".to_owned(),
             None => "the VM disconnected".to_owned(),
         };
+        let wire = self.wire.as_ref().map_or(String::new(), |w| {
+            format!(
+                "; on the wire {}: {} frames sent, {} received, {} oversize dropped",
+                w.socket.display(),
+                w.frames_sent,
+                w.frames_received,
+                w.oversize_dropped
+            )
+        });
         format!(
-            "Served the emulated adapter in {} on {} until {how}; sent {} INTx and {} MSI-X interrupts\n",
+            "Served the emulated adapter in {} on {} until {how}; sent {} INTx and {} MSI-X interrupts{wire}\n",
             self.state_dir.display(),
             self.socket.display(),
             self.intx_sent,

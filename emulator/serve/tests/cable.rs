@@ -176,3 +176,20 @@ fn garbage_datagrams_are_counted_and_dropped_and_the_cable_carries_on() {
     pump(&mut a, &mut b);
     assert_eq!(b.nic.received.last().map(|r| r.frame.clone()), Some(frame));
 }
+
+#[test]
+fn a_live_socket_is_refused_a_stale_one_replaced_and_the_file_goes_with_the_cable() {
+    let dir = tempfile::tempdir().unwrap();
+    let (local, peer) = (dir.path().join("a.sock"), dir.path().join("b.sock"));
+    let live = UnixDatagram::bind(&local).unwrap();
+    let err = DgramCable::bind(&local, &peer, None).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse, "{err}");
+    drop(live); // its file stays, with nobody bound: a killed server's
+    assert!(local.exists());
+    let cable = DgramCable::bind(&local, &peer, None).unwrap();
+    let copy = cable.clone();
+    drop(cable);
+    assert!(local.exists(), "a clone still holds it");
+    drop(copy);
+    assert!(!local.exists(), "removed with the last clone");
+}

@@ -18,6 +18,7 @@
 //! here; shorter garbage (runts, truncated headers) goes to the device, which counts and drops
 //! it as a MAC would. `--wire-pcap` records every frame that crosses, both ways ([`pcap`]).
 
+pub mod carrier;
 pub mod pcap;
 
 use std::collections::VecDeque;
@@ -29,6 +30,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use oce_emulator::datapath::{Receipt, Wire};
 use oce_emulator::device::{Device, DmaSpace, Interrupt};
 
+pub use carrier::run_carrier;
 pub use pcap::Pcap;
 
 /// The longest datagram taken as a frame: a 9000-byte MTU frame with its 14-byte header and two
@@ -67,9 +69,26 @@ struct Shared {
 /// This adapter's end of a datagram cable: a socket bound at `local` that sends to `remote`.
 #[derive(Debug, Clone)]
 pub struct DgramCable {
-    socket: Arc<UnixDatagram>,
+    socket: Arc<Bound>,
     remote: PathBuf,
     shared: Arc<Mutex<Shared>>,
+    /// A socket pair: the device's wire writes a byte to the first when it queues a frame or
+    /// posts receive buffers after a pause, so a carrier waiting in poll wakes on the second.
+    waker: Arc<(UnixDatagram, UnixDatagram)>,
+}
+
+/// The bound socket; its file goes when the last clone of the cable does.
+#[derive(Debug)]
+struct Bound {
+    socket: UnixDatagram,
+    path: PathBuf,
+}
+
+impl Drop for Bound {
+    fn drop(&mut self) {
+        // Nothing to do if it is already gone.
+        let _ = std::fs::remove_file(&self.path);
+    }
 }
 
 fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
@@ -78,23 +97,39 @@ fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
 }
 
 impl DgramCable {
-    /// Binds `local` (a stale socket file there is replaced; any other file is refused by the
-    /// bind) and aims at `remote`, which need not exist yet. With `pcap`, every frame that
-    /// crosses is recorded there.
+    /// Binds `local` and aims at `remote`, which need not exist yet. A socket at `local` that
+    /// nobody is bound to (a killed server's) is replaced; one a live process is bound to is
+    /// refused (`AddrInUse`), and so is any other file (by the bind). With `pcap`, every frame
+    /// that crosses is recorded there.
     pub fn bind(local: &Path, remote: &Path, pcap: Option<&Path>) -> io::Result<Self> {
         if std::fs::symlink_metadata(local).is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type())) {
+            // connect(2) on a datagram socket succeeds only toward a socket someone holds.
+            if UnixDatagram::unbound()?.connect(local).is_ok() {
+                return Err(io::Error::new(
+                    ErrorKind::AddrInUse,
+                    format!("a live process is bound to {}", local.display()),
+                ));
+            }
             std::fs::remove_file(local)?;
         }
         let socket = UnixDatagram::bind(local)?;
         socket.set_nonblocking(true)?;
         let pcap = pcap.map(Pcap::create).transpose()?;
         let shared = Shared { outbound: VecDeque::new(), held: None, pcap, counters: CableCounters::default() };
-        Ok(Self { socket: Arc::new(socket), remote: remote.to_path_buf(), shared: Arc::new(Mutex::new(shared)) })
+        let waker = UnixDatagram::pair()?;
+        waker.0.set_nonblocking(true)?;
+        waker.1.set_nonblocking(true)?;
+        Ok(Self {
+            socket: Arc::new(Bound { socket, path: local.to_path_buf() }),
+            remote: remote.to_path_buf(),
+            shared: Arc::new(Mutex::new(shared)),
+            waker: Arc::new(waker),
+        })
     }
 
     /// The wire to plug into this end's device (`Device::attach_wire`).
     pub fn wire(&self) -> Box<dyn Wire> {
-        Box::new(DgramWire { shared: Arc::clone(&self.shared) })
+        Box::new(DgramWire { shared: Arc::clone(&self.shared), waker: Arc::clone(&self.waker) })
     }
 
     /// Sends the queued frames, oldest first, until the peer's socket cannot take one now (its
@@ -104,7 +139,7 @@ impl DgramCable {
         let mut shared = lock(&self.shared);
         let mut sent = 0;
         while let Some(frame) = shared.outbound.front() {
-            match self.socket.send_to(frame, &self.remote) {
+            match self.socket.socket.send_to(frame, &self.remote) {
                 Ok(_) => {
                     let frame = shared.outbound.pop_front().unwrap_or_default();
                     shared.counters.sent += 1;
@@ -134,7 +169,7 @@ impl DgramCable {
             let held = lock(&self.shared).held.take();
             let frame = match held {
                 Some(frame) => frame,
-                None => match self.socket.recv(&mut buf) {
+                None => match self.socket.socket.recv(&mut buf) {
                     Ok(n) if n > MAX_DATAGRAM => {
                         lock(&self.shared).counters.oversize += 1;
                         continue;
@@ -169,9 +204,25 @@ impl DgramCable {
         lock(&self.shared).counters
     }
 
-    /// The socket, for a server's poll loop (readable: frames to deliver).
+    /// True while a frame the device paused waits to be offered again.
+    pub fn holds_a_frame(&self) -> bool {
+        lock(&self.shared).held.is_some()
+    }
+
+    /// The socket, for a carrier's poll (readable: frames to deliver).
     pub fn socket(&self) -> &UnixDatagram {
-        &self.socket
+        &self.socket.socket
+    }
+
+    /// Readable when the device queued a frame or posted buffers since [`Self::drain_waker`].
+    pub fn waker(&self) -> &UnixDatagram {
+        &self.waker.1
+    }
+
+    /// Empties the waker.
+    pub fn drain_waker(&self) {
+        let mut buf = [0u8; 64];
+        while self.waker.1.recv(&mut buf).is_ok() {}
     }
 }
 
@@ -179,14 +230,27 @@ impl DgramCable {
 #[derive(Debug)]
 struct DgramWire {
     shared: Arc<Mutex<Shared>>,
+    waker: Arc<(UnixDatagram, UnixDatagram)>,
+}
+
+impl DgramWire {
+    fn wake(&self) {
+        // A full waker already holds a wake-up: the error is nothing to act on.
+        let _ = self.waker.0.send(&[1]);
+    }
 }
 
 impl Wire for DgramWire {
     fn send(&mut self, frame: &[u8]) {
         lock(&self.shared).outbound.push_back(frame.to_vec());
+        self.wake();
     }
 
     fn ready(&self) -> bool {
         lock(&self.shared).outbound.len() < HIGH_WATERMARK
+    }
+
+    fn receive_ready(&mut self) {
+        self.wake();
     }
 }

@@ -2,21 +2,68 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Subcommand};
 
 use crate::help;
 
-/// Daemon-free toolkit for the Emulex OneConnect OCe14000 (Skyhawk): query the adapter, switch it
-/// to a RoCE profile, and inspect and flash firmware — on real hardware through VFIO, or on the
-/// built-in emulator.
-#[derive(Debug, Parser)]
-#[command(name = "ocetool", version, max_term_width = 100, after_help = AFTER_HELP)]
+/// What `ocetool --help` begins with.
+pub const ABOUT: &str = "Daemon-free toolkit for the Emulex OneConnect OCe14000 (Skyhawk): query the adapter, switch it \
+to a RoCE profile, and inspect and flash firmware — on real hardware through VFIO, or on the built-in emulator";
+
+/// The parsed command line: the global options and the subcommand.
+///
+/// The clap definition is assembled by hand rather than derived, so that start-up can build only
+/// the subcommand a process runs (`crate::parse`); [`Cli::command`] is the whole tree (help,
+/// completions, man pages).
+#[derive(Debug)]
 pub struct Cli {
-    #[command(flatten)]
     pub global: GlobalArgs,
-    #[command(subcommand)]
     pub command: Command,
 }
+
+impl Cli {
+    /// The top of the command line: name, version, about, the global options, and what
+    /// `ocetool --help` ends with; no subcommands.
+    pub fn root() -> clap::Command {
+        let top = clap::Command::new("ocetool")
+            .version(env!("CARGO_PKG_VERSION"))
+            .max_term_width(100)
+            .after_help(AFTER_HELP)
+            .subcommand_required(true)
+            .arg_required_else_help(true);
+        // After the global options: their derive sets the command's about from their doc.
+        GlobalArgs::augment_args(top).about(ABOUT).long_about(None)
+    }
+}
+
+impl clap::CommandFactory for Cli {
+    /// The whole command line, every option shown wherever it is accepted (completions, man
+    /// pages).
+    fn command() -> clap::Command {
+        crate::parse::whole(Self::root(), crate::parse::Copies::Shown)
+    }
+
+    fn command_for_update() -> clap::Command {
+        Self::command()
+    }
+}
+
+impl clap::FromArgMatches for Cli {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Self::from_arg_matches_mut(&mut matches.clone())
+    }
+
+    fn from_arg_matches_mut(matches: &mut clap::ArgMatches) -> Result<Self, clap::Error> {
+        Ok(Self { global: crate::parse::global_args(matches)?, command: Command::from_arg_matches_mut(matches)? })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl clap::Parser for Cli {}
 
 /// What `ocetool --help` ends with: examples, and the exit codes scripts rely on.
 pub const AFTER_HELP: &str = "\
@@ -39,65 +86,71 @@ With --json every result and error is one JSON document on stdout with \"schema\
 an error names its kind and its code (error.code: `man ocetool`, EXIT STATUS). JSON Schemas of
 every document: /usr/share/ocetool/schemas/.";
 
-/// Flags every subcommand accepts.
+/// Flags every subcommand accepts: defined on the top level and copied into every subcommand
+/// (`crate::parse`), so they go before or after the subcommand; the hidden ones (fake trees for
+/// tests) only before it.
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// The adapter: a PCI address (0000:03:00.0 or 03:00.0), `emu` for the emulator in the
     /// default state directory, or `emu:DIR` for an emulator with its state in DIR.
-    #[arg(long, short = 'd', global = true, env = "OCETOOL_DEVICE", value_name = "DEVICE")]
+    #[arg(long, short = 'd', env = "OCETOOL_DEVICE", value_name = "DEVICE")]
     pub device: Option<String>,
     /// Print one JSON document on stdout (errors too), and nothing else.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub json: bool,
+    /// Print nothing but errors: on success no report on stdout and nothing on stderr (no
+    /// warnings, no progress); with --json the document is printed as ever.
+    #[arg(long, short = 'q', conflicts_with = "verbose")]
+    pub quiet: bool,
     /// Answer yes to confirmations (required for changes when stdin is not a terminal).
-    #[arg(long, short = 'y', global = true)]
+    #[arg(long, short = 'y')]
     pub yes: bool,
     /// Take the function from its kernel driver (e.g. be2net) for the duration of the command —
     /// with VFIO, every function of the adapter in its IOMMU group, to vfio-pci — and give each
     /// back afterwards; the confirmation names what goes down.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub unbind: bool,
     /// How to reach a real adapter: `vfio` (through vfio-pci; needs the IOMMU), `sysfs` (BARs
     /// through /sys/bus/pci/devices/*/resourceN and DMA to physical addresses of a huge page:
     /// for hosts without an IOMMU; root only, and the adapter's DMA is not confined), or `auto`:
     /// VFIO when the function has an IOMMU group, sysfs otherwise. `ocetool list` shows which
     /// each function would use, and why.
-    #[arg(long, global = true, value_enum, value_name = "BACKEND", default_value = "auto")]
+    #[arg(long, value_enum, value_name = "BACKEND", default_value = "auto")]
     pub backend: BackendArg,
     /// Root of the sysfs tree (tests point it at a fake tree; hidden from --help).
-    #[arg(long, global = true, value_name = "DIR", default_value = "/sys", hide = true)]
+    #[arg(long, value_name = "DIR", default_value = "/sys", hide = true)]
     pub sysfs_root: PathBuf,
     /// Root of the device nodes (`/dev/vfio/...`; tests point it at a fake tree; hidden from
     /// --help).
-    #[arg(long, global = true, value_name = "DIR", default_value = "/dev", hide = true)]
+    #[arg(long, value_name = "DIR", default_value = "/dev", hide = true)]
     pub dev_root: PathBuf,
     /// Seconds to wait for another ocetool working on the same adapter before giving up.
-    #[arg(long, global = true, value_name = "SECS", default_value_t = 3.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 3.0)]
     pub wait: f64,
     /// Seconds to wait for the adapter's firmware to finish POST (after a reset, or on an
     /// adapter that is still booting).
-    #[arg(long, global = true, value_name = "SECS", default_value_t = 60.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     pub post_timeout: f64,
     /// Seconds to wait for the firmware at each step of a mailbox command (long commands such as
     /// flash writes always get at least their own, longer limit).
-    #[arg(long, global = true, value_name = "SECS", default_value_t = 4.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 4.0)]
     pub command_timeout: f64,
     /// More detail on stderr: `-v` the cause chain of errors and the steps taken (lock, driver
     /// hand-off, POST wait, firmware initialisation, reset, ...); `-vv` also one line per
     /// firmware command (subsystem, opcode, name, version, lengths, statuses, time); `-vvv` on an
     /// emulated adapter also its event log (every command it executed, resets, faults that
     /// fired).
-    #[arg(long, short = 'v', global = true, action = clap::ArgAction::Count)]
+    #[arg(long, short = 'v', action = clap::ArgAction::Count)]
     pub verbose: u8,
     /// Append every firmware command (with its arguments and result) and every step to FILE as
     /// JSON lines, for support bundles and boot hooks; a file that cannot be written, a symbolic
     /// link or another user's file costs a warning, never the operation.
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     pub log_file: Option<PathBuf>,
     /// Root of the procfs tree (`doctor`, the sysfs backend and `list` read /proc; tests point it
     /// at a fake tree).
-    #[arg(long, global = true, value_name = "DIR", default_value = "/proc", hide = true)]
+    #[arg(long, value_name = "DIR", default_value = "/proc", hide = true)]
     pub proc_root: PathBuf,
 }
 
@@ -137,6 +190,7 @@ impl BackendArg {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// Find every OneConnect function in sysfs, grouped by adapter, and say which ocetool can
     /// drive (and why not).
@@ -287,6 +341,7 @@ pub struct RawArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum FwAction {
     /// Show what an image holds, check it, and list the problems found. No adapter needed.
     Inspect {
@@ -348,6 +403,7 @@ pub enum LayoutArg {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum EmulatorAction {
     /// Create a factory-fresh emulated OCe14102 in the state directory (refuses to overwrite).
     Init {
@@ -441,6 +497,7 @@ state directory; 5 when the adapter is busy, or a live server owns the socket, o
 is bound to the --wire socket; 1 when the wire's socket or pcap file cannot be created otherwise.";
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum FaultAction {
     /// Set one or more faults, e.g. `post-stuck=0x0002`, `gone`, `status=1:168:3`,
     /// `slow=1:167:500`, `flash-fail-at=3`, `power-loss-at=3`, `no-offset-mode`, `pfc-unsync`,

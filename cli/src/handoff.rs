@@ -88,7 +88,7 @@ impl RepairJson {
 pub fn repair_leftover(roots: &Roots, addr: PciAddress) -> CliResult<Option<RepairJson>> {
     let repaired = repair_quietly(roots, addr)?;
     if let Some(r) = &repaired {
-        eprintln!("ocetool: warning: {}", r.describe());
+        crate::output::warn(&r.describe());
     }
     Ok(repaired)
 }

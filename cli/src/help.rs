@@ -2,6 +2,19 @@
 //! one or two examples, and the exit codes that command can give (the README's "Exit codes"
 //! table, narrowed to it). `ocetool --help` ends with the whole table (`args::AFTER_HELP`).
 
+/// The help of every subcommand: its own options, then where the global options are described
+/// (they are accepted before or after the subcommand, and hidden from its help), then its
+/// `after_help` (examples and exit codes, where it has them).
+pub const SUBCOMMAND_TEMPLATE: &str = "\
+{before-help}{about-with-newline}
+{usage-heading} {usage}
+
+{all-args}
+
+Global options (before or after the subcommand): --device, --json, --quiet, --yes, --unbind,
+--backend, --wait, --post-timeout, --command-timeout, --verbose, --log-file; see `ocetool --help`.\
+{after-help}";
+
 /// `ocetool query --help`.
 pub const QUERY: &str = "\
 Examples:
@@ -150,6 +163,8 @@ mod tests {
     #[test]
     fn each_subcommand_ends_its_help_with_its_text() {
         let mut cli = Cli::command();
+        // The subcommands' trees are deferred until built.
+        cli.build();
         for (path, text) in ALL {
             let mut cmd = &mut cli;
             for name in path {

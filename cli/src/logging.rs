@@ -49,7 +49,7 @@ pub fn init(verbose: u8, log_file: Option<&Path>, argv: &[std::ffi::OsString]) {
     let file = log_file.and_then(|path| match open_log(path) {
         Ok(file) => Some(file),
         Err(e) => {
-            eprintln!("ocetool: warning: cannot open the log file: {e}; carrying on without it");
+            crate::output::warn(&format!("cannot open the log file: {e}; carrying on without it"));
             None
         }
     });

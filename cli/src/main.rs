@@ -12,14 +12,13 @@ mod help;
 mod lock;
 mod logging;
 mod output;
+mod parse;
 mod reboot;
 mod report;
 mod serve;
 mod session;
 
 use std::process::ExitCode;
-
-use clap::Parser;
 
 use crate::args::{Cli, Command, FwAction};
 use crate::error::{CliError, CliResult, ErrorCode, ErrorKind};
@@ -28,7 +27,7 @@ use crate::session::run_job;
 
 fn main() -> ExitCode {
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let cli = match Cli::try_parse_from(&argv) {
+    let cli = match parse::parse(&argv) {
         Ok(cli) => cli,
         Err(e) => return usage_error(&argv, &e),
     };
@@ -36,6 +35,7 @@ fn main() -> ExitCode {
         commands::generate::completions(*shell);
         return ExitCode::SUCCESS;
     }
+    output::set_quiet(cli.global.quiet);
     logging::init(cli.global.verbose, cli.global.log_file.as_deref(), &argv);
     let code = match oce_pci::signals::install().map_err(|e| error::pci_error("", &e)).and_then(|()| run(&cli)) {
         Ok(report) => {
@@ -109,7 +109,7 @@ fn run(cli: &Cli) -> CliResult<Box<dyn ErasedReport>> {
             }
             FwAction::Update { file, dry_run, allow_downgrade, force } => {
                 let policy = oce_firmware::flash::Policy { allow_downgrade: *allow_downgrade, force: *force };
-                let job = commands::fw::update::FwUpdate::new(file, policy, *dry_run, g.yes, g.json)?;
+                let job = commands::fw::update::FwUpdate::new(file, policy, *dry_run, g.yes, g.json || g.quiet)?;
                 job.refuse_unparsable_early()?;
                 let out = run_job(g, job)?;
                 if !dry_run && out.output.changed {

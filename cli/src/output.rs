@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::io::{BufRead, IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{RecvTimeoutError, channel};
 use std::time::Duration;
 
@@ -10,6 +11,26 @@ use oce_pci::signals;
 use serde::Serialize;
 
 use crate::error::{CliError, CliResult, ErrorCode, stopped};
+
+/// `--quiet`: nothing but errors on stderr, and no text report on stdout.
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Records `--quiet` for the whole process (set once, before any command runs).
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, Ordering::Relaxed);
+}
+
+/// `--quiet` was given: warnings, progress and notices stay off stderr.
+pub fn quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
+/// Prints a warning (`ocetool: warning: ...`) on stderr, unless `--quiet`.
+pub fn warn(message: &str) {
+    if !quiet() {
+        let _ = writeln!(std::io::stderr().lock(), "ocetool: warning: {}", printable(message));
+    }
+}
 
 /// The schema every JSON document names in its `schema` field. Fields scripts key on are only
 /// ever added under one schema; a rename or removal would be `ocetool/2`.
@@ -35,8 +56,11 @@ struct Document<'a, T: Serialize + ?Sized> {
     body: &'a T,
 }
 
-/// Prints `report` as JSON or text on stdout.
+/// Prints `report` as JSON or text on stdout; with `--quiet`, the text form not at all.
 pub fn print_report(report: &dyn ErasedReport, json: bool) {
+    if !json && quiet() {
+        return;
+    }
     let out = if json { report.json() } else { report.text_form() };
     let mut stdout = std::io::stdout().lock();
     // A closed stdout (e.g. `| head`) is not an error worth a panic.

@@ -93,14 +93,16 @@ pub fn run(global: &GlobalArgs, dir: &Path, socket: &Path, wire: Option<&WireArg
     if global.verbose >= 2 {
         server = server.with_events(Log::stderr("ocetool: emulator event: "));
     }
-    eprintln!(
-        "ocetool: serving the emulated adapter in {} on {}; attach QEMU with -device \
+    if !global.quiet {
+        eprintln!(
+            "ocetool: serving the emulated adapter in {} on {}; attach QEMU with -device \
          '{{\"driver\":\"vfio-user-pci\",\"socket\":{{\"type\":\"unix\",\"path\":\"{}\"}}}}' \
          (see `ocetool emulator serve --help`); Ctrl-C stops",
-        dir.display(),
-        socket.display(),
-        socket.display()
-    );
+            dir.display(),
+            socket.display(),
+            socket.display()
+        );
+    }
     let session_over = AtomicBool::new(false);
     let stop = || signals::pending().is_some();
     let over = || stop() || session_over.load(Ordering::SeqCst);

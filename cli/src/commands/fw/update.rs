@@ -32,7 +32,7 @@ pub struct FwUpdate {
     policy: Policy,
     dry_run: bool,
     yes: bool,
-    /// `--json`: no progress output at all.
+    /// `--json` or `--quiet`: no progress output at all.
     quiet: bool,
 }
 
@@ -226,7 +226,8 @@ pub fn plan_on<F: PciFunction>(session: &mut Session<F>, image: &UfiImage<'_>, p
     flash::plan(image, &adapter, policy).map_err(|e| flash_error("refusing to flash", &e))
 }
 
-/// Progress on stderr: a bar on a terminal, a line per section otherwise, nothing with `--json`.
+/// Progress on stderr: a bar on a terminal, a line per section otherwise, nothing with `--json`
+/// or `--quiet`.
 struct Progress {
     bar: Option<ProgressBar>,
     lines: bool,

@@ -158,7 +158,8 @@ pub fn sysfs_blockers(roots: &Roots) -> Vec<SysfsBlocker> {
         blockers.push(SysfsBlocker::NotRoot);
     }
     match sysfs::lockdown(roots) {
-        Lockdown::None => {}
+        // Unknown: the mapping itself will tell.
+        Lockdown::None | Lockdown::Unknown => {}
         mode => blockers.push(SysfsBlocker::LockedDown(mode)),
     }
     match host::huge_pages(roots) {

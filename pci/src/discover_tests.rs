@@ -202,6 +202,9 @@ fn json_uses_the_contract_field_names() {
     assert_eq!(f["backend"], "vfio");
     assert_eq!(f["backend_reason"], "IOMMU group 12: VFIO, the adapter's DMA confined to ocetool's buffers");
     assert_eq!(json["adapters"][0]["slot"], "0000:03:00");
+    assert_eq!(json["lockdown"], "unknown", "no lockdown file in this tree");
+    tree.set_lockdown("[none] integrity confidentiality\n");
+    let json = serde_json::to_value(discover(tree.roots(), Scope::OneConnect).unwrap()).unwrap();
     assert_eq!(json["lockdown"], "none");
     assert_eq!(json["vfio_pci_loaded"], true);
 }

@@ -325,6 +325,11 @@ fn lockdown(roots: &Roots) -> Check {
     const ID: &str = "lockdown";
     match sysfs::lockdown(roots) {
         Lockdown::None => Check::pass(ID, "kernel lockdown is off"),
+        Lockdown::Unknown => Check::skip(
+            ID,
+            "the kernel does not say whether it is locked down (no /sys/kernel/security/lockdown: securityfs \
+             not mounted, or no lockdown LSM); VFIO works either way",
+        ),
         mode => Check::warn(
             ID,
             format!(

@@ -154,6 +154,15 @@ fn lockdown_warns_with_a_way_out() {
 }
 
 #[test]
+fn lockdown_the_kernel_does_not_report_is_a_skip_not_a_pass() {
+    let tree = healthy();
+    std::fs::remove_file(tree.roots().lockdown_file()).unwrap();
+    let c = check(&tree, "lockdown");
+    assert_status(&c, Status::Skip);
+    assert!(c.detail.contains("does not say"), "{}", c.detail);
+}
+
+#[test]
 fn memlock_against_what_ocetool_needs() {
     let tree = healthy();
     let limits = |soft: &str| format!("Max locked memory         {soft}              {soft}             bytes     \n");

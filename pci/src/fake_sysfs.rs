@@ -231,6 +231,7 @@ impl FakeTree {
         tree.write_proc("self/status", "Name:\tocetool\nCapEff:\t0000000000000000\n");
         tree.write_proc("fs/nfsd/portlist", "rdma 20049\ntcp 2049\n");
         tree.write_proc("mounts", "/dev/sda1 / ext4 rw 0 0\n");
+        tree.set_lockdown("[none] integrity confidentiality\n");
         tree
     }
 }

@@ -286,19 +286,23 @@ pub fn group_blockers(roots: &Roots, group: u32, except: PciAddress) -> Result<V
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Lockdown {
-    /// No lockdown, or the kernel has no lockdown support.
+    /// No lockdown: the file says `[none]`.
     None,
     /// `integrity`: user space may not modify the running kernel.
     Integrity,
     /// `confidentiality`: additionally, user space may not read kernel memory.
     Confidentiality,
+    /// The kernel does not say: no `/sys/kernel/security/lockdown` (securityfs not mounted, or
+    /// a kernel without the lockdown LSM), or a file that names no mode ocetool knows.
+    Unknown,
 }
 
 impl Lockdown {
-    /// What lockdown means for ocetool, for `list` output and `-v`; `None` when not locked down.
+    /// What lockdown means for ocetool, for `list` output and `-v`; `None` when not locked down
+    /// (or when the kernel does not say: nothing ocetool does depends on knowing).
     pub fn note(self) -> Option<&'static str> {
         match self {
-            Self::None => None,
+            Self::None | Self::Unknown => None,
             Self::Integrity | Self::Confidentiality => Some(
                 "kernel lockdown is on: ocetool still works, because VFIO is allowed under lockdown; what lockdown \
                  blocks is raw PCI access (mmap of /sys/bus/pci/devices/*/resourceN, config-space writes through \
@@ -315,19 +319,23 @@ impl fmt::Display for Lockdown {
             Self::None => "none",
             Self::Integrity => "integrity",
             Self::Confidentiality => "confidentiality",
+            Self::Unknown => "unknown",
         })
     }
 }
 
 /// Reads the lockdown mode: the bracketed word in `none [integrity] confidentiality`. A missing
-/// file (no lockdown LSM, or securityfs not mounted) reads as [`Lockdown::None`].
+/// or unreadable file (no lockdown LSM, or securityfs not mounted), or one without a bracketed
+/// mode ocetool knows, reads as [`Lockdown::Unknown`]: the kernel may be locked down all the
+/// same.
 pub fn lockdown(roots: &Roots) -> Lockdown {
-    let Ok(text) = std::fs::read_to_string(roots.lockdown_file()) else { return Lockdown::None };
+    let Ok(text) = std::fs::read_to_string(roots.lockdown_file()) else { return Lockdown::Unknown };
     let active = text.split_whitespace().find_map(|w| w.strip_prefix('[').and_then(|w| w.strip_suffix(']')));
     match active {
+        Some("none") => Lockdown::None,
         Some("integrity") => Lockdown::Integrity,
         Some("confidentiality") => Lockdown::Confidentiality,
-        _ => Lockdown::None,
+        _ => Lockdown::Unknown,
     }
 }
 
@@ -339,7 +347,12 @@ mod tests {
     #[test]
     fn reads_lockdown_modes() {
         let tree = FakeTree::new();
-        assert_eq!(lockdown(tree.roots()), Lockdown::None);
+        assert_eq!(lockdown(tree.roots()), Lockdown::Unknown, "no lockdown file: the kernel does not say");
+        assert_eq!(Lockdown::Unknown.to_string(), "unknown");
+        assert_eq!(serde_json::to_value(Lockdown::Unknown).unwrap(), "unknown");
+        assert_eq!(Lockdown::Unknown.note(), None);
+        tree.set_lockdown("none integrity\n");
+        assert_eq!(lockdown(tree.roots()), Lockdown::Unknown, "no mode in brackets");
         tree.set_lockdown("none [integrity] confidentiality\n");
         assert_eq!(lockdown(tree.roots()), Lockdown::Integrity);
         assert!(Lockdown::Integrity.note().unwrap().contains("VFIO is allowed under lockdown"));

@@ -96,7 +96,7 @@ fn write(writer: &dyn SysfsWrite, roots: &Roots, path: &Path, value: &str) -> Re
             (Some(libc::EPERM), mode @ (Lockdown::Integrity | Lockdown::Confidentiality)) => {
                 PciError::LockedDown { path, mode }
             }
-            (Some(libc::EPERM), Lockdown::None) => PciError::SysfsPermission { path },
+            (Some(libc::EPERM), Lockdown::None | Lockdown::Unknown) => PciError::SysfsPermission { path },
             _ => PciError::SysfsWrite { path, value: value.to_owned(), source },
         }
     })

@@ -279,7 +279,10 @@ pub enum Command {
     /// --device, that adapter's only), each under its adapter's lock. Every command that opens
     /// an adapter does this for it first; the boot hook runs this after a killed run.
     RestoreDrivers,
-    /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
+    /// Print the shell completion script for bash, zsh, fish, elvish or powershell. Besides
+    /// subcommands and options it offers `nic|roce` for set-profile, the fault names for
+    /// emulator fault set|clear, and for --device the OneConnect functions in sysfs and `emu`
+    /// (bash, zsh, fish; listed when the shell completes).
     Completions {
         /// The shell.
         #[arg(value_enum)]

@@ -4,6 +4,7 @@
 
 mod args;
 mod commands;
+mod completion;
 mod device;
 mod emulator;
 mod error;

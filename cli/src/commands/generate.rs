@@ -15,13 +15,12 @@ use crate::output::Report;
 /// Man page section: ocetool is a system administration tool (man-pages(7): section 8).
 const SECTION: &str = "8";
 
-/// Writes the completion script for `shell` to stdout. The script is made in memory first:
-/// clap_complete panics on a failed write, and a closed stdout (`| head`) is no reason to.
+/// Writes the completion script for `shell` (`crate::completion`) to stdout. The script is made
+/// in memory first: clap_complete panics on a failed write, and a closed stdout (`| head`) is no
+/// reason to.
 pub fn completions(shell: clap_complete::Shell) {
     use std::io::Write;
-    let mut command = Cli::command();
-    let mut script = Vec::new();
-    clap_complete::generate(shell, &mut command, "ocetool", &mut script);
+    let script = crate::completion::script(shell);
     let _ = std::io::stdout().lock().write_all(&script);
 }
 

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # The boot integration and the Debian package, checked with the real tools:
 #   - the unit with `systemd-analyze verify`, the modprobe.d hook with `modprobe -n -v -C`;
-#   - the package built by `cargo deb` (packaging/build-deb.sh), checked by lintian (errors and
-#     warnings fail; overrides carry their reason in packaging/lintian/ocetool);
+#   - the package built by `cargo deb` (packaging/build-deb.sh) with CARGO_TARGET_DIR set (a
+#     relative target/deb-build, kept between runs), checked by lintian (errors and warnings fail;
+#     overrides carry their reason in packaging/lintian/ocetool); its files under /usr, none
+#     under /lib; its copyright file naming every crate linked into the binary (as `cargo tree`
+#     lists them) with a licence paragraph for every licence named;
 #   - installed with `dpkg -i`: `ocetool --version`, `man -w ocetool`, the completion files, the
 #     unit installed disabled and verified in place, the installed hook run on an emulated adapter;
-#   - removed again (`dpkg --purge`), and the machine left as it was found (the ocetool group and
-#     runtime directories the package created are removed, pre-existing ones restored).
+#   - the unit enabled, then the package purged (`dpkg --purge`): none of its files, no link to
+#     the unit and no deb-systemd-helper state left; the machine left as it was found (the
+#     ocetool group and runtime directories the package created are removed, pre-existing ones
+#     restored).
 # Needs root (apt-get, dpkg). cargo-deb is installed once into /var/tmp/ocetool-cache/cargo-deb
 # (rebuilt when missing). Ends with "packaging: N passed, M failed"; exits non-zero on a failure.
 set -uo pipefail
@@ -60,12 +65,36 @@ check "the hook is POSIX sh" sh -n packaging/be2net-hook
 check "the initramfs builder and the initramfs-tools hook are POSIX sh, the dracut module bash" \
     sh -c 'sh -n packaging/initramfs-files && sh -n packaging/initramfs-tools/ocetool && bash -n packaging/dracut/90ocetool/module-setup.sh'
 
-# 3. The package.
+# 3. The package, built where CARGO_TARGET_DIR says (relative: the caller's directory).
 say "building the package"
-check "cargo deb builds the package" bash packaging/build-deb.sh
-deb=$(ls target/debian/ocetool_*.deb 2>/dev/null | tail -n 1)
+rm -f target/deb-build/debian/ocetool_*.deb
+check "cargo deb builds the package (CARGO_TARGET_DIR=target/deb-build)" \
+    env CARGO_TARGET_DIR=target/deb-build bash packaging/build-deb.sh
+deb=$(ls target/deb-build/debian/ocetool_*.deb 2>/dev/null | tail -n 1)
 say "package: ${deb:-none}"
 check "lintian: no errors or warnings" lintian --fail-on error,warning "$deb"
+check "every file under /usr (or /etc), none under /lib" \
+    sh -c "dpkg-deb -c '$deb' | awk '{print \$6}' | grep -v -e '^\./\$' -e '^\./usr/' -e '^\./etc/' | { ! grep .; }"
+# The crates linked into the binary, as cargo tree lists them (normal dependencies, no
+# procedural macros), each a "crate NAME VERSION" comment of the copyright file; and every
+# licence named in it has its own paragraph.
+dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/share/doc/ocetool/copyright >"$WORK/copyright" 2>/dev/null
+cargo tree --locked -p ocetool -e normal,no-proc-macro --prefix none --format '{p}' \
+    --target "$(rustc -vV | sed -n 's/^host: //p')" 2>/dev/null |
+    grep -v ' (/' | sed 's/ (\*)$//; s/ v\([^ ]*\)$/ \1/' | sort -u >"$WORK/crates"
+check "the copyright file names every crate linked into the binary ($(wc -l <"$WORK/crates") crates)" \
+    sh -c "[ -s '$WORK/crates' ] && grep '^Comment: crate ' '$WORK/copyright' | cut -d' ' -f3- | sort -u | diff '$WORK/crates' -"
+# Independently of cargo: the crates whose sources the binary's line tables name (the registry
+# paths of panic locations and debug info, before --strip) are all in it.
+check "the copyright file names every crate whose code is in the binary" sh -c "
+    strings -n 8 target/deb-build/release/ocetool | grep -o 'registry/src/[^/]*/[^/]*/' | cut -d/ -f4 | sort -u |
+        sed -E 's/^([A-Za-z0-9_]+(-[A-Za-z_][A-Za-z0-9_]*)*)-([0-9].*)\$/\\1 \\3/' >'$WORK/inbin' &&
+    grep -q . '$WORK/inbin' &&
+    grep '^Comment: crate ' '$WORK/copyright' | cut -d' ' -f3- | sort -u | comm -23 '$WORK/inbin' - | { ! grep .; }"
+check "the copyright file has a paragraph for every licence it names" sh -c "
+    grep -E '^License: ' '$WORK/copyright' | sed 's/^License: //' | sed 's/ or /\n/g; s/ and /\n/g' | sort -u >'$WORK/named' &&
+    awk '/^\$/ {p = 1; next} p && /^License: / {print substr(\$0, 10)} {p = 0}' '$WORK/copyright' | sort -u >'$WORK/paragraphs' &&
+    grep -q . '$WORK/paragraphs' && comm -23 '$WORK/named' '$WORK/paragraphs' | { ! grep .; }"
 
 # 4. Installed, checked, removed; the machine left as found.
 had_group=$(getent group ocetool >/dev/null && echo yes || echo no)
@@ -104,8 +133,16 @@ elif [ -n "$deb" ]; then
     check "the installed builder puts an accepted configuration into the initramfs" sh -c "
         mkdir $WORK/stage && OCETOOL_CONFIG=$WORK/ocetool.toml /usr/lib/ocetool/initramfs-files $WORK/stage &&
         grep -qx 'config-state included' $WORK/stage/manifest && cmp -s $WORK/ocetool.toml $WORK/stage/ocetool.toml"
+    dpkg -L ocetool >"$WORK/files"
+    check "systemctl enable ocetool-apply.service" sh -c '
+        systemctl enable ocetool-apply.service && [ -L /etc/systemd/system/sysinit.target.wants/ocetool-apply.service ]'
     check "dpkg --purge" dpkg --purge ocetool
-    check "nothing of the package is left" sh -c '! command -v ocetool && [ ! -e /lib/systemd/system/ocetool-apply.service ]'
+    check "nothing of the package is left (of $(wc -l <"$WORK/files") paths)" sh -c "
+        ! command -v ocetool &&
+        while read -r f; do [ -d \"\$f\" ] || [ ! -e \"\$f\" ] || { echo \"left: \$f\"; exit 1; }; done <'$WORK/files'"
+    check "no link to the unit or deb-systemd-helper state is left" sh -c '
+        ! find /etc/systemd/system /var/lib/systemd/deb-systemd-helper-enabled \
+            /var/lib/systemd/deb-systemd-helper-masked -name "*ocetool*" 2>/dev/null | grep .'
 fi
 [ "$had_group" = no ] && getent group ocetool >/dev/null && groupdel ocetool
 restore() { # DIR STATE

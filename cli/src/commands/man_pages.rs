@@ -198,8 +198,8 @@ pub fn apply_environment_and_files() -> String {
         &[
             ("/etc/ocetool/ocetool.toml", "The configuration; see ocetool.toml(5)."),
             ("/usr/lib/ocetool/be2net-hook", "The hook."),
-            ("/lib/modprobe.d/ocetool.conf", "The install line that runs the hook before be2net."),
-            ("/lib/systemd/system/ocetool-apply.service", "The unit (installed disabled)."),
+            ("/usr/lib/modprobe.d/ocetool.conf", "The install line that runs the hook before be2net."),
+            ("/usr/lib/systemd/system/ocetool-apply.service", "The unit (installed disabled)."),
             ("/usr/share/initramfs-tools/hooks/ocetool", "The initramfs-tools hook."),
             ("/usr/lib/dracut/modules.d/90ocetool/", "The dracut module."),
             ("/usr/lib/ocetool/initramfs-files", "What of the configuration an initramfs gets, and its manifest."),

@@ -49,7 +49,7 @@ profile() { # label work-function-regex cmd...
   local total clap job
   total=$(awk '/Collected :/ {print $NF; exit}' "$W/cg.log")
   callgrind_annotate --inclusive=yes "$W/cg" >"$W/cg.txt" 2>/dev/null
-  clap=$(inclusive "$W/cg.txt" 'clap_builder::derive::Parser::try_parse_from \[')
+  clap=$(inclusive "$W/cg.txt" 'ocetool::parse::parse \[')
   job=0
   [ "$work" = - ] || job=$(inclusive "$W/cg.txt" "$work")
   valgrind --tool=dhat --dhat-out-file="$W/dhat.json" "$@" >/dev/null 2>"$W/dhat.log"
@@ -70,7 +70,7 @@ profile "crc FILE (16 MiB)" 'crc32fast::hash \[|crc32fast::specialized::pclmulqd
 profile "ocetool fw inspect FILE (16 MiB)" 'oce_firmware::inspect::inspect_file \[' "$BIN/ocetool" fw inspect "$W/full.ufi"
 echo
 echo "instr: all user-space instructions (callgrind; valgrind runs crc32fast's SSE path, not AVX-512);"
-echo "clap: inclusive in clap's try_parse_from; work: inclusive in the command's own function"
+echo "clap: inclusive in ocetool::parse::parse (building the clap command, parsing); work: inclusive in the command's own function"
 echo "(read_info, the CRC, inspect_file); faults and CPU: perf stat, mean of 200 runs; heap peak: dhat."
 
 # --- fixed cost and cost per byte: crc and fw inspect on a small and the full image ------------

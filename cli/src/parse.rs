@@ -25,7 +25,9 @@ use clap::{ArgMatches, FromArgMatches, Subcommand};
 use crate::args::{Cli, Command, EmulatorAction, FaultAction, FwAction, GlobalArgs};
 use crate::help;
 
-/// Parses `argv` (program name first).
+/// Parses `argv` (program name first). Never inlined, so a profile (`bench/profile.sh`) can
+/// tell the command line's cost (building the clap command and parsing) from the rest.
+#[inline(never)]
 pub fn parse(argv: &[OsString]) -> Result<Cli, clap::Error> {
     let mut command = command_for(argv);
     let mut matches = command.try_get_matches_from_mut(argv)?;

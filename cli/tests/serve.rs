@@ -169,7 +169,7 @@ fn serve_help_documents_the_socket_its_mode_and_how_qemu_attaches() {
     // not what is pinned.
     let help = r.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
     for phrase in [
-        "Usage: ocetool emulator serve [OPTIONS] --socket <PATH>",
+        "Usage: ocetool emulator serve --socket <PATH>",
         "The Unix socket to listen on: created mode 0600 (only this user may attach)",
         "until the VM disconnects or SIGINT/SIGTERM",
         "QEMU connects to it as `vfio-user-pci`'s socket",
@@ -188,7 +188,12 @@ fn serve_help_documents_the_socket_its_mode_and_how_qemu_attaches() {
     let cap = format!("at most {} DMA mappings are taken (max_dma_maps)", oce_emulator_serve::MAX_DMA_MAPS);
     assert!(help.contains(&cap), "serve --help lacks {cap:?}:\n{}", r.stdout);
     // The example attaches QEMU to the socket the example server listens on.
-    let socket = help.split("emulator serve --socket ").nth(1).and_then(|rest| rest.split(' ').next());
+    // (The usage line's `--socket <PATH>` is not the example.)
+    let socket = help
+        .split("emulator serve --socket ")
+        .skip(1)
+        .find(|rest| !rest.starts_with('<'))
+        .and_then(|rest| rest.split(' ').next());
     let socket = socket.unwrap_or_else(|| panic!("no example server in:\n{}", r.stdout));
     let device = format!(r#"-device '{{"driver":"vfio-user-pci","socket":{{"type":"unix","path":"{socket}"}}}}'"#);
     assert!(help.contains(&device), "no {device} in:\n{}", r.stdout);

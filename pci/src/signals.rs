@@ -9,7 +9,7 @@
 //! every live hand-off first.
 
 use std::fmt;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
 
 use serde::Serialize;
 
@@ -17,6 +17,15 @@ use crate::PciError;
 
 /// The signal last received, 0 for none.
 static PENDING: AtomicI32 = AtomicI32::new(0);
+
+/// The line the handler writes to stderr when the first stop request arrives, null for none
+/// (see [`set_notice`]). Points to a leaked, never-freed `Notice`.
+static NOTICE: AtomicPtr<Notice> = AtomicPtr::new(std::ptr::null_mut());
+
+/// A line for the handler to write: leaked, so it outlives any signal that could read it.
+struct Notice {
+    line: &'static [u8],
+}
 
 /// A stop request ocetool handles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -62,8 +71,30 @@ impl fmt::Display for Signal {
 }
 
 extern "C" fn record_signal(signal: libc::c_int) {
-    // Only a lock-free atomic store: async-signal-safe.
-    PENDING.store(signal, Ordering::SeqCst);
+    // Only lock-free atomics and write(2): async-signal-safe.
+    let before = PENDING.swap(signal, Ordering::SeqCst);
+    let notice = NOTICE.load(Ordering::SeqCst);
+    if before == 0 && !notice.is_null() {
+        // SAFETY: a non-null NOTICE comes from `Box::leak` in `set_notice` and is never freed,
+        // so it and its 'static line are valid here. write(2) is async-signal-safe; a short or
+        // failed write only loses the notice, which the handler cannot report anyway.
+        let line = unsafe { (*notice).line };
+        // SAFETY: `line` is a valid slice of `line.len()` bytes (above).
+        let _ = unsafe { libc::write(libc::STDERR_FILENO, line.as_ptr().cast(), line.len()) };
+    }
+}
+
+/// Sets the line (a newline is added) the signal handler writes on stderr, at once, when the
+/// first SIGINT or SIGTERM arrives — for work that takes a while to reach its next stop point
+/// (a flash finishing the write in flight), so the user knows the stop was heard and when it
+/// will happen. `None` removes it. A stop already pending gets no line. Each call leaks the
+/// line (a few bytes, a few times per process): the handler may read it at any moment.
+pub fn set_notice(line: Option<&str>) {
+    let notice = line.map_or(std::ptr::null_mut(), |l| {
+        let bytes: &'static [u8] = Box::leak(format!("{l}\n").into_bytes().into_boxed_slice());
+        Box::leak(Box::new(Notice { line: bytes })) as *mut Notice
+    });
+    NOTICE.store(notice, Ordering::SeqCst);
 }
 
 /// Installs the SIGINT and SIGTERM handlers, and the SIGBUS report ([`crate::sigbus`]). Calling

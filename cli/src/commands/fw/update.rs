@@ -11,7 +11,9 @@ use oce_firmware::flash::{
 };
 use oce_firmware::ufi::{UfiImage, map_file};
 use oce_firmware::{FlashError, ImageError};
+use oce_mailbox::Command;
 use oce_mailbox::adapter::read_profiles;
+use oce_mailbox::commands::WriteFlashrom;
 use oce_pci::PciFunction;
 use oce_pci::mmap::ReadOnlyMap;
 use oce_pci::signals;
@@ -187,7 +189,11 @@ impl Job for FwUpdate {
         )?;
         stop_point("flash the image")?;
         let mut progress = Progress::new(self.quiet, &plan);
+        if !crate::output::quiet() {
+            signals::set_notice(Some(&stop_notice(&plan.safety)));
+        }
         let report = flash::flash_ufi(mbox, &image, &plan, &mut progress);
+        signals::set_notice(None);
         progress.finish();
         let report = report.map_err(|e| flash_error("the firmware update failed", &e))?;
         let profiles = read_profiles(mbox).ok().map(|p| ProfilePair::of(&p));
@@ -224,6 +230,22 @@ pub fn plan_on<F: PciFunction>(session: &mut Session<F>, image: &UfiImage<'_>, p
         _ => flash_error("cannot read the adapter's firmware state", &e),
     })?;
     flash::plan(image, &adapter, policy).map_err(|e| flash_error("refusing to flash", &e))
+}
+
+/// The line printed the moment SIGINT or SIGTERM arrives during the flash (on stderr; the JSON
+/// document is unchanged; not with `--quiet`). The walk asks to stop only between 32 KiB chunks
+/// (`FlashObserver::should_stop`), so the stop waits for the write in flight, whose limit is
+/// WRITE_FLASHROM's 40 s timeout (ufi-firmware.md §3.2, §3.5).
+fn stop_notice(safety: &Safety) -> String {
+    let secs = <WriteFlashrom<'_> as Command>::TIMEOUT.as_secs();
+    let rerun = match safety {
+        Safety::Unsafe { .. } => "this forced update may leave no bootable copy: run it again before any reset",
+        Safety::Safe | Safety::NothingToKeep => "the flash is safe to rerun, and running it again finishes the update",
+    };
+    format!(
+        "ocetool: stop requested: the flash stops after the write in flight (the current 32 KiB chunk, \
+         within {secs} s); the section being staged is not committed; {rerun}"
+    )
 }
 
 /// Progress on stderr: a bar on a terminal, a line per section otherwise, nothing with `--json`

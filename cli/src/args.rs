@@ -89,7 +89,7 @@ every document: /usr/share/ocetool/schemas/.";
 /// Flags every subcommand accepts: defined on the top level and copied into every subcommand
 /// (`crate::parse`), so they go before or after the subcommand; the hidden ones (fake trees for
 /// tests) only before it.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// The adapter: a PCI address (0000:03:00.0 or 03:00.0), `emu` for the emulator in the
@@ -199,9 +199,17 @@ pub enum Command {
         #[arg(long)]
         all: bool,
     },
-    /// Report firmware, model, serial, ports, function mode, RoCE state and profiles.
+    /// Report firmware (with the boot code, UNDI and NC-SI versions), model, serial, VPD, ports,
+    /// function mode, RoCE state and profiles.
     #[command(after_help = help::QUERY)]
-    Query,
+    Query {
+        /// Every adapter ocetool can see, in one report: each OneConnect adapter in sysfs (by its
+        /// first physical function) and the emulators (the default one once created, and the one
+        /// --device emu:DIR names). An adapter that fails gets its error (with its code) in its
+        /// entry and does not stop the others; exit 1 when one did.
+        #[arg(long)]
+        all: bool,
+    },
     /// List the adapter's profiles and which one is active and next.
     Profiles,
     /// Choose the profile the adapter runs after its next reset (nic, roce, or a profile ID).

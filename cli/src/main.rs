@@ -18,6 +18,7 @@ mod reboot;
 mod report;
 mod serve;
 mod session;
+mod vpd;
 
 use std::process::ExitCode;
 
@@ -78,7 +79,8 @@ fn boxed<T: ErasedReport + 'static>(r: T) -> Box<dyn ErasedReport> {
 fn run(cli: &Cli) -> CliResult<Box<dyn ErasedReport>> {
     let g = &cli.global;
     match &cli.command {
-        Command::Query => commands::query_kernel::run(g).map(boxed),
+        Command::Query { all: false } => commands::query_kernel::run(g).map(boxed),
+        Command::Query { all: true } => commands::query_all::run(g).map(boxed),
         Command::Profiles => run_job(g, commands::profiles::Profiles).map(boxed),
         Command::SetProfile(args) => {
             let job = commands::set_profile::SetProfile { target: args.target, dry_run: args.dry_run, yes: g.yes };

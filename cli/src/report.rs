@@ -9,6 +9,8 @@ use oce_pci::host::RdmaDevice;
 use oce_pci::ids::{self, id_string};
 use serde::Serialize;
 
+use crate::vpd::VpdJson;
+
 /// PCI identity, IDs as `"0x10df"` strings.
 #[derive(Debug, Serialize)]
 pub struct PciIds {
@@ -59,6 +61,21 @@ pub struct FirmwareJson {
     pub stored: String,
     /// POST booted the backup firmware section.
     pub backup_running: bool,
+}
+
+/// `components`: the other firmware components' versions, each `null` when the firmware does
+/// not report it (`oce_mailbox::adapter::Components`).
+#[derive(Debug, Clone, Serialize)]
+pub struct ComponentsJson {
+    pub boot_code: Option<String>,
+    pub undi: Option<String>,
+    pub ncsi: Option<String>,
+}
+
+impl ComponentsJson {
+    pub fn of(c: &oce_mailbox::adapter::Components) -> Self {
+        Self { boot_code: c.boot_code.clone(), undi: c.undi.clone(), ncsi: c.ncsi.clone() }
+    }
 }
 
 /// `firmware` after a change: running and stored versions.
@@ -168,6 +185,10 @@ pub struct QueryJson {
     pub serial: String,
     pub asic_revision: u8,
     pub firmware: FirmwareJson,
+    /// Boot code, UNDI and NC-SI versions as the firmware reports them.
+    pub components: ComponentsJson,
+    /// The PCI VPD; `null` when the function has none.
+    pub vpd: Option<VpdJson>,
     pub function_mode: u32,
     pub function_mode_flags: Vec<&'static str>,
     pub roce_enabled: bool,
@@ -205,6 +226,8 @@ impl QueryJson {
             serial: id.serial.clone(),
             asic_revision: id.asic_revision,
             firmware: FirmwareJson::of(info),
+            components: ComponentsJson::of(&info.components),
+            vpd: None,
             function_mode: info.config.function_mode.0,
             function_mode_flags: info.config.function_mode.names(),
             roce_enabled: info.roce_enabled(),
@@ -278,6 +301,10 @@ pub struct KernelQueryJson {
     pub serial: Option<String>,
     pub asic_revision: Option<u8>,
     pub firmware: KernelFirmwareJson,
+    /// Only the adapter's firmware reports them: `null`.
+    pub components: Option<ComponentsJson>,
+    /// The PCI VPD as the kernel serves it (sysfs `vpd`); `null` when it serves none.
+    pub vpd: Option<VpdJson>,
     pub function_mode: Option<u32>,
     pub function_mode_flags: Option<Vec<&'static str>>,
     /// `true` when an RDMA device sits on the function; `false` when ocrdma is loaded and made
@@ -329,6 +356,8 @@ impl KernelQueryJson {
                 stored: fw.map(|f| f.stored.clone()),
                 backup_running: None,
             },
+            components: None,
+            vpd: None,
             function_mode: None,
             function_mode_flags: None,
             roce_enabled,

@@ -496,3 +496,40 @@ fn every_schema_is_tested_and_documented() {
         assert!(readme.contains(&format!("`{file}`")), "the README does not name schemas/{file}");
     }
 }
+
+/// `query --all` on a fake tree (an adapter be2net holds, one ocetool cannot reach) and an
+/// emulator: the document, and each adapter's `query` against the `query` schema.
+#[test]
+fn the_inventory_and_each_of_its_queries() {
+    let tree = FakeTree::new();
+    tree.load_module("be2net");
+    tree.device(addr(PORT0), 0x10df, 0x0720).subsystem(0x10df, 0xe702).group(7).driver("be2net");
+    tree.device(addr("0000:05:00.0"), 0x10df, 0x0720);
+    let home = tempfile::tempdir().unwrap();
+    let emu = emu_arg(&home.path().join("emu"));
+    let root = tree.roots().sysfs.parent().unwrap();
+    let run: Run = common::command()
+        .env("OCETOOL_LOCK_DIR", root.join("locks"))
+        .env("OCETOOL_RUN_DIR", root.join("run"))
+        .env("XDG_STATE_HOME", home.path())
+        .arg("--sysfs-root")
+        .arg(&tree.roots().sysfs)
+        .arg("--dev-root")
+        .arg(&tree.roots().dev)
+        .args(["--json", "--device", &emu, "query", "--all"])
+        .output()
+        .unwrap()
+        .into();
+    let doc = valid("query-all", &run);
+    let adapters = doc["adapters"].as_array().unwrap();
+    assert_eq!(adapters.len(), 3, "{doc:#}");
+    let mut queries = 0;
+    for query in adapters.iter().map(|a| &a["query"]).filter(|q| !q.is_null()) {
+        let mut q = query.clone();
+        q["schema"] = Value::from("ocetool/1");
+        let found = problems("query", &q);
+        assert!(found.is_empty(), "{found:#?}\n{q:#}");
+        queries += 1;
+    }
+    assert_eq!(queries, 2, "the kernel's answer and the emulator's");
+}

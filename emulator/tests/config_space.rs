@@ -78,7 +78,8 @@ fn power_management_capability_is_listed() {
     let (_d, emu) = fresh();
     let cfg = emu.config();
     assert_eq!(cfg.read32(0x34).unwrap() & 0xFF, 0x40);
-    assert_eq!(cfg.read32(0x40).unwrap() & 0xFFFF, 0x0001, "PM capability, end of list");
+    assert_eq!(cfg.read32(0x40).unwrap() & 0xFFFF, 0x6001, "PM capability, then VPD at 0x60");
+    assert_eq!(cfg.read32(0x60).unwrap() & 0xFFFF, 0x0003, "VPD capability, end of list");
     cfg.write32(0x44, 0xFFFF_FFFF).unwrap();
     assert_eq!(cfg.read32(0x44).unwrap(), 0x0103, "power state and PME_En");
 }
@@ -166,4 +167,24 @@ fn bar_mapping_rules() {
     assert!(matches!(emu.map_bar(0, 0x2000), Err(PciError::BarTooSmall { bar: 0, len: 0x1000, needed: 0x2000 })));
     assert!(emu.map_bar(4, 0x1_0000).is_ok());
     assert!(matches!(emu.map_bar(4, 0x1_0001), Err(PciError::BarTooSmall { bar: 4, .. })));
+}
+
+#[test]
+fn the_vpd_capability_serves_the_documented_vpd() {
+    let (_d, emu) = fresh();
+    let cfg = emu.config();
+    let bytes = oce_pci::vpd::read_capability(cfg).unwrap().expect("a VPD capability");
+    let vpd = oce_pci::vpd::parse(&bytes).unwrap();
+    assert_eq!(vpd.product_name.as_deref(), Some("Emulex OneConnect OCe14102 10Gb 2-port (emulated)"));
+    assert_eq!(vpd.get("PN").as_deref(), Some("OCe14102"));
+    assert_eq!(vpd.get("EC").as_deref(), Some("A"));
+    assert!(vpd.get("SN").is_some_and(|sn| sn.starts_with("EMU")), "{vpd:?}");
+    assert_eq!(vpd.get("V0").as_deref(), Some("emulated VPD"));
+    // A read of one dword: F clear asks, F set answers; the Data register holds bytes 4..8.
+    cfg.write32(0x60, 4 << 16).unwrap();
+    assert_eq!(cfg.read32(0x60).unwrap() >> 16, 0x8004, "F set, address kept");
+    assert_eq!(cfg.read32(0x64).unwrap().to_le_bytes(), bytes[4..8]);
+    // Past the end: erased EEPROM.
+    cfg.write32(0x60, 0x7FFC << 16).unwrap();
+    assert_eq!(cfg.read32(0x64).unwrap(), u32::MAX);
 }

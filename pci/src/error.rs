@@ -494,6 +494,20 @@ pub enum PciError {
         /// The signal received.
         signal: Signal,
     },
+    /// The Vital Product Data does not follow the PCI format (PCI Local Bus 3.0 §6.4, I.3).
+    #[error("malformed VPD at byte {offset}: {problem}")]
+    BadVpd {
+        /// Where in the VPD.
+        offset: usize,
+        /// What is wrong there.
+        problem: String,
+    },
+    /// The function did not complete a VPD read (its F flag never set).
+    #[error("the VPD read at address {address:#x} did not complete in time")]
+    VpdTimeout {
+        /// The VPD address asked for.
+        address: u16,
+    },
 }
 
 impl PciError {

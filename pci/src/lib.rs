@@ -57,6 +57,7 @@ pub mod sysfs_backend;
 pub mod trust;
 pub mod vfio;
 mod volatile_copy;
+pub mod vpd;
 
 pub use address::PciAddress;
 pub use backend::Backend;

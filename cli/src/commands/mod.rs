@@ -11,6 +11,7 @@ pub mod man_pages;
 pub mod port;
 pub mod profiles;
 pub mod query;
+pub mod query_all;
 pub mod query_kernel;
 pub mod raw;
 pub mod reset;

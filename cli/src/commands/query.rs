@@ -8,6 +8,7 @@ use crate::error::{CliResult, mailbox_error};
 use crate::output::{Report, printable};
 use crate::report::{QueryJson, link_text};
 use crate::session::{Job, Session};
+use crate::vpd::VpdJson;
 
 /// The `query` job.
 #[derive(Debug)]
@@ -18,7 +19,9 @@ impl Job for Query {
 
     fn run<F: PciFunction>(self, session: &mut Session<F>) -> CliResult<QueryJson> {
         let info = read_info(&mut session.mbox).map_err(|e| mailbox_error("cannot query the adapter", &e))?;
-        Ok(QueryJson::of(session.device.describe(), &info))
+        let mut doc = QueryJson::of(session.device.describe(), &info);
+        doc.vpd = VpdJson::read(session.mbox.function().config());
+        Ok(doc)
     }
 }
 
@@ -31,6 +34,9 @@ impl Report for QueryJson {
         line("PCI ID", self.pci.text());
         line("Chip", format!("{}, ASIC revision {:#04x}", self.chip.unwrap_or("unknown"), self.asic_revision));
         line("Serial", printable(&self.serial).into_owned());
+        if let Some(vpd) = &self.vpd {
+            line("VPD", printable(&vpd.text()).into_owned());
+        }
         let fw = &self.firmware;
         let pending = if fw.running == fw.stored {
             String::new()
@@ -46,6 +52,10 @@ impl Report for QueryJson {
                 if fw.backup_running { "  [BACKUP FIRMWARE RUNNING]" } else { "" }
             ),
         );
+        let c = &self.components;
+        for (name, version) in [("Boot code", &c.boot_code), ("UNDI", &c.undi), ("NC-SI", &c.ncsi)] {
+            line(name, version.as_deref().map_or_else(|| "not reported".to_owned(), |v| printable(v).into_owned()));
+        }
         line("Function mode", format!("{:#x} ({})", self.function_mode, self.function_mode_flags.join(", ")));
         line("RoCE", if self.roce_enabled { "enabled".into() } else { "disabled".into() });
         match &self.profile {

@@ -17,6 +17,7 @@ use crate::handoff::{Handed, repair_leftover};
 use crate::output::{Report, printable};
 use crate::report::{KernelQueryJson, QueryJson, link_text};
 use crate::session::run_job;
+use crate::vpd::VpdJson;
 
 /// A `query` answer, from the adapter or from the kernel.
 #[derive(Debug, Serialize)]
@@ -63,7 +64,9 @@ pub fn run(global: &GlobalArgs) -> CliResult<Handed<QueryDoc>> {
 pub fn kernel_query(roots: &Roots, addr: PciAddress, ethtool: &dyn Ethtool) -> CliResult<KernelQueryJson> {
     let view = driver_view::read(roots, addr, ethtool)
         .map_err(|e| pci_error(&format!("cannot read what the kernel knows about {addr}"), &e))?;
-    Ok(KernelQueryJson::of(addr.to_string(), &view, host::module_loaded(roots, "ocrdma")))
+    let mut doc = KernelQueryJson::of(addr.to_string(), &view, host::module_loaded(roots, "ocrdma"));
+    doc.vpd = VpdJson::of(oce_pci::vpd::read_sysfs(roots, addr));
+    Ok(doc)
 }
 
 impl Report for KernelQueryJson {
@@ -74,6 +77,9 @@ impl Report for KernelQueryJson {
         line("Device", format!("{} (held by {driver}: what the kernel knows)", self.device));
         line("PCI ID", self.pci.text());
         line("Chip", self.chip.unwrap_or("unknown").to_owned());
+        if let Some(vpd) = &self.vpd {
+            line("VPD", printable(&vpd.text()).into_owned());
+        }
         let fw = &self.firmware;
         line(
             "Firmware",

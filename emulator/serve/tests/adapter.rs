@@ -74,16 +74,16 @@ fn the_served_adapter_is_a_pci_express_endpoint_with_msix() {
     let sizes: Vec<u64> = (0..9).map(|i| s.client.region_size(i).unwrap()).collect();
     assert_eq!(sizes, [0x4000, 0, 0, 0, 0x1_0000, 0, 0, 0x1000, 0]);
     assert_eq!(s.client.read32(CONFIG_REGION, 0).unwrap(), 0x0720_10DF);
-    // PM (1), MSI-X (0x11), PCI Express (0x10), in the list.
+    // PM (1), VPD (3), MSI-X (0x11), PCI Express (0x10), in the list.
     let caps = capabilities(&mut s.client);
     let ids: Vec<u8> = caps.iter().map(|c| c.0).collect();
-    assert_eq!(ids, [0x01, 0x11, 0x10], "{caps:02x?}");
-    let msix = caps[1].1;
+    assert_eq!(ids, [0x01, 0x03, 0x11, 0x10], "{caps:02x?}");
+    let msix = caps[2].1;
     let control = read16(&mut s.client, u64::from(msix) + 2);
     assert_eq!(control & 0x7FF, 31, "table size N-1: 32 vectors");
     let table = s.client.read32(CONFIG_REGION, u64::from(msix) + 4).unwrap();
     assert_eq!((table & 7, table & !7), (0, 0x2000), "table in BAR0 at 0x2000");
-    let express = read16(&mut s.client, u64::from(caps[2].1) + 2);
+    let express = read16(&mut s.client, u64::from(caps[3].1) + 2);
     assert_eq!((express >> 4) & 0xF, 0, "device/port type: PCI Express endpoint");
     // QEMU keeps the table: the device decodes nothing there.
     assert_eq!(s.client.read32(0, 0x2000).unwrap(), u32::MAX);

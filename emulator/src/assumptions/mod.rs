@@ -9,8 +9,9 @@
 //! Facts that the spec *does* state (register offsets, bit positions, command layouts, status
 //! codes) live in `oce-mailbox` and are cited there; they are not repeated here. The queues,
 //! their interrupts and the NIC driver's commands have their own page, [`queues`], the Ethernet
-//! datapath (frames on TX and RX, filters, offloads, flow control) its own, [`datapath`], and the
-//! RoCE engine its own, [`rdma`]; all are re-exported here.
+//! datapath (frames on TX and RX, filters, offloads, flow control) its own, [`datapath`], the
+//! RoCE engine its own, [`rdma`], and the PCI Vital Product Data its own, [`vpd`]; all are
+//! re-exported here.
 //!
 //! # Behaviour choices
 //!
@@ -170,14 +171,22 @@
 //!   chunk fails (FAILED, additional [`ADDL_FLASH_SAVE_FAILED`]) and drops the staging, until
 //!   the fault is cleared. At power loss the chunk is not executed, nothing more is written (no
 //!   response, no completion), the adapter reads all ones until the next power cycle.
+//! - **Component versions** (`handlers::device`, GET_CNTL_ATTRIBUTES): where real firmware takes
+//!   `redboot_version_string`, `bios_version_string` and `ncsi_version_string` (spec/protocol.md
+//!   §5.2) from is not public. The emulator reports the `ver_data` of the boot code (0xE2), PXE
+//!   option ROM (0x20) and NC-SI (0x10) entries of the directory now on flash (what a flash
+//!   changes at once, like the stored firmware version), and an empty string for a section the
+//!   directory does not hold, which ocetool shows as "not reported".
 
 mod datapath;
 mod queues;
 mod rdma;
+mod vpd;
 
 pub use datapath::*;
 pub use queues::*;
 pub use rdma::*;
+pub use vpd::*;
 
 use oce_mailbox::Command;
 use oce_mailbox::commands::{

@@ -1,21 +1,23 @@
-//! The capability list of configuration space: power management always, and in the PCI Express
-//! shape MSI-X and PCI Express (v2, endpoint) after it. Registers and bits are named from the
+//! The capability list of configuration space: power management and VPD always, and in the PCI
+//! Express shape MSI-X and PCI Express (v2, endpoint) after them. Registers and bits are named from the
 //! specifications (PCI Local Bus 3.0 §6.7–§6.8, PCI Bus Power Management 1.2 §3.2, PCI Express
 //! Base 3.0 §7.8); where each capability sits and what the device claims to support are
 //! decided in [`crate::assumptions`].
 
-use oce_mailbox::regs::{IntCtrl, SliIntf};
+use oce_mailbox::regs::{IntCtrl, Semaphore, SliIntf};
 
 use super::config::{ConfigRegisters, offsets};
 use super::layout::{Shape, msix};
 use crate::assumptions::{
-    MSIX_CAP_OFFSET, PCIE_CAP_OFFSET, PCIE_DEVICE_CAPABILITIES, PCIE_LINK_SPEED, PCIE_LINK_WIDTH,
+    MSIX_CAP_OFFSET, PCIE_CAP_OFFSET, PCIE_DEVICE_CAPABILITIES, PCIE_LINK_SPEED, PCIE_LINK_WIDTH, VPD_CAP_OFFSET,
 };
 
 /// Capability IDs (PCI Code and ID Assignment 1.11 §2).
 mod id {
     /// PCI Power Management.
     pub(super) const PM: u32 = 0x01;
+    /// Vital Product Data.
+    pub(super) const VPD: u32 = 0x03;
     /// PCI Express.
     pub(super) const PCIE: u32 = 0x10;
     /// MSI-X.
@@ -38,6 +40,21 @@ pub(crate) mod msix_cap {
     pub(crate) const TABLE: u16 = 4;
     /// Offset of the PBA Offset/BIR register from the capability.
     pub(crate) const PBA: u16 = 8;
+}
+
+/// The VPD capability's registers (PCI Local Bus 3.0 §6.4).
+pub(crate) mod vpd_cap {
+    /// The VPD Address register, in the upper half of the capability's first dword: the address
+    /// (bits 30:16) and the F flag (bit 31), both written by software.
+    pub(crate) const ADDRESS_WRITABLE: u32 = 0xFFFF_0000;
+    /// F: clear in a write asks for a read; the device sets it when the data is there.
+    pub(crate) const FLAG_F: u32 = 1 << 31;
+    /// The address bits (a dword address: bits 1:0 are ignored).
+    pub(crate) const ADDRESS_SHIFT: u32 = 16;
+    /// See [`ADDRESS_SHIFT`].
+    pub(crate) const ADDRESS_MASK: u32 = 0x7FFC;
+    /// Offset of the VPD Data register from the capability.
+    pub(crate) const DATA: u16 = 4;
 }
 
 /// The PCI Express capability's registers (PCI Express Base 3.0 §7.8), as offsets from the
@@ -82,6 +99,7 @@ pub(crate) mod pcie_cap {
 // The capabilities stay clear of the vendor registers be2net uses (SLI_INTF at 0x58, the
 // semaphore at 0x94, UE and online registers 0xA0–0xB7, INT_CTRL at 0xFC; spec/protocol.md §2.5).
 const _: () = assert!(MSIX_CAP_OFFSET + MSIX_CAP_LEN <= SliIntf::OFFSET);
+const _: () = assert!(VPD_CAP_OFFSET >= SliIntf::OFFSET + 8 && VPD_CAP_OFFSET + 8 <= Semaphore::OFFSET);
 const _: () = assert!(PCIE_CAP_OFFSET >= offsets::ONLINE1 + 4 && PCIE_CAP_OFFSET + pcie_cap::LEN <= IntCtrl::OFFSET);
 
 /// Length of the MSI-X capability: header and Message Control, table and PBA registers.
@@ -91,12 +109,19 @@ impl ConfigRegisters {
     /// Builds the capability list of `shape` and points the header's capabilities pointer at it.
     pub(crate) fn install_capabilities(&mut self, shape: Shape) {
         self.set(offsets::CAP_PTR, u32::from(offsets::PM_CAP), 0);
-        let next_after_pm = match shape {
+        let next_after_vpd = match shape {
             Shape::Polled => 0,
             Shape::Express { .. } => MSIX_CAP_OFFSET,
         };
-        self.set(offsets::PM_CAP, (PMC_VERSION_3 << 16) | (u32::from(next_after_pm) << 8) | id::PM, 0);
+        self.set(offsets::PM_CAP, (PMC_VERSION_3 << 16) | (u32::from(VPD_CAP_OFFSET) << 8) | id::PM, 0);
         self.set(offsets::PM_CONTROL, 0, PMCSR_WRITABLE);
+        // F reads 1 until the first read is asked for: no read is pending.
+        self.set(
+            VPD_CAP_OFFSET,
+            vpd_cap::FLAG_F | (u32::from(next_after_vpd) << 8) | id::VPD,
+            vpd_cap::ADDRESS_WRITABLE,
+        );
+        self.set(VPD_CAP_OFFSET + vpd_cap::DATA, 0, 0);
         let Some(layout) = msix(shape) else { return };
 
         let table_size = u32::from(layout.vectors - 1);

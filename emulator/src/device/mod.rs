@@ -28,7 +28,7 @@ use oce_mailbox::{Clock, SystemClock};
 pub use layout::{MsixLayout, Shape, TableOwner};
 pub use seams::{DmaFault, DmaSpace, Interrupt, NoInterrupt};
 
-use crate::assumptions::PCIE_CAP_OFFSET;
+use crate::assumptions::{PCIE_CAP_OFFSET, VPD_CAP_OFFSET};
 use crate::datapath::Datapath;
 use crate::error::EmulatorError;
 use crate::events::{Event, EventLog, QueueKind, QueueMiss};
@@ -37,7 +37,7 @@ use crate::firmware::{Context, Firmware};
 use crate::function::FunctionType;
 use crate::info::EmulatorInfo;
 use access::{bar_access_ok, lanes};
-use capabilities::pcie_cap;
+use capabilities::{pcie_cap, vpd_cap};
 use config::{CONFIG_LEN, ConfigRegisters, STATUS_INTERRUPT, offsets};
 use doorbell::MailboxDoorbellState;
 use layout::BarRegister;
@@ -300,8 +300,32 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
             self.reset();
             return;
         }
+        if off == VPD_CAP_OFFSET {
+            self.config.write_masked(off, value, lanes);
+            let reg = self.config.read(off);
+            if reg & vpd_cap::FLAG_F == 0 {
+                self.complete_vpd_read(reg);
+            }
+            return;
+        }
         self.config.write_masked(off, value, lanes);
         self.interrupts_changed();
+    }
+
+    /// A VPD read asked for (F clear in `reg`): the Data register takes the 4 bytes at the
+    /// address (0xFF past the end) and F sets, at once (`assumptions::vpd`).
+    fn complete_vpd_read(&mut self, reg: u32) {
+        let address = ((reg >> vpd_cap::ADDRESS_SHIFT) & vpd_cap::ADDRESS_MASK) as usize;
+        let identity = &self.firmware.state.identity;
+        let bytes = crate::assumptions::vpd_bytes(&identity.model, &identity.serial);
+        let mut data = [0xFF; 4];
+        for (i, b) in data.iter_mut().enumerate() {
+            if let Some(&v) = bytes.get(address + i) {
+                *b = v;
+            }
+        }
+        self.config.set(VPD_CAP_OFFSET + vpd_cap::DATA, u32::from_le_bytes(data), 0);
+        self.config.set(VPD_CAP_OFFSET, reg | vpd_cap::FLAG_F, vpd_cap::ADDRESS_WRITABLE);
     }
 
     // --- BARs ----------------------------------------------------------------------------------

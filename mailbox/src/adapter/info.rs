@@ -53,6 +53,34 @@ pub struct Firmware {
     pub backup_running: bool,
 }
 
+/// Versions of the firmware components besides the main firmware, as the running firmware
+/// reports them in GET_CNTL_ATTRIBUTES (spec/protocol.md §5.2); `None` where it leaves the string
+/// empty (not reported), never a made-up value.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Components {
+    /// The boot code (redboot, flash section 0xE2): `redboot_version_string` (attribute @320).
+    pub boot_code: Option<String>,
+    /// The boot BIOS, on a NIC the PXE/UNDI option ROM (flash section 0x20):
+    /// `bios_version_string` (attribute @288).
+    pub undi: Option<String>,
+    /// The NC-SI firmware (flash section 0x10): `ncsi_version_string` (attribute @80).
+    pub ncsi: Option<String>,
+}
+
+impl Components {
+    fn of(attrs: &crate::commands::CntlAttributes) -> Self {
+        let reported = |s: &str| {
+            let s = s.trim();
+            (!s.is_empty()).then(|| s.to_owned())
+        };
+        Self {
+            boot_code: reported(&attrs.redboot_version),
+            undi: reported(&attrs.bios_version),
+            ncsi: reported(&attrs.ncsi_version),
+        }
+    }
+}
+
 /// One physical port. Each NIC function of an OCe14000 drives one port and answers link and MAC
 /// queries for that port only, so the other ports' fields are unknown from this function.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,6 +106,8 @@ pub struct AdapterInfo {
     pub identity: Identity,
     /// Firmware versions.
     pub firmware: Firmware,
+    /// Versions of the other firmware components.
+    pub components: Components,
     /// QUERY_FIRMWARE_CONFIG (function mode, capabilities, port).
     pub config: FirmwareConfig,
     /// Profiles; `None` on a function the firmware does not let read them (a VF: the profile
@@ -163,9 +193,31 @@ pub fn read_info<F: PciFunction>(mbox: &mut BootstrapMailbox<F>) -> Result<Adapt
             stored: versions.on_flash,
             backup_running: semaphore.backup_firmware_running(),
         },
+        components: Components::of(&attrs),
         config,
         profiles,
         ports,
         semaphore,
     })
+}
+
+#[cfg(test)]
+mod component_tests {
+    use super::Components;
+    use crate::commands::CntlAttributes;
+
+    #[test]
+    fn a_component_the_firmware_leaves_empty_is_absent_not_invented() {
+        let attrs = CntlAttributes {
+            redboot_version: "11.1.172.0".into(),
+            bios_version: " 11.1.172.5 ".into(),
+            ncsi_version: String::new(),
+            ..CntlAttributes::default()
+        };
+        let c = Components::of(&attrs);
+        assert_eq!(c.boot_code.as_deref(), Some("11.1.172.0"));
+        assert_eq!(c.undi.as_deref(), Some("11.1.172.5"));
+        assert_eq!(c.ncsi, None);
+        assert_eq!(Components::of(&CntlAttributes::default()), Components::default());
+    }
 }

@@ -11,7 +11,7 @@ mod profiles;
 
 pub use dcb::{DcbState, PrioritySource, read_dcb};
 pub use dump::{DumpError, MAX_DUMP_LEN, read_fat_dump};
-pub use info::{AdapterInfo, Firmware, Identity, PortStatus, read_info};
+pub use info::{AdapterInfo, Components, Firmware, Identity, PortStatus, read_info};
 pub use port::{LocateOutcome, PortReport, read_port, set_locate};
 pub use profiles::{
     Profile, ProfileError, ProfileState, ProfileTarget, RoceSource, SwitchError, SwitchOutcome, read_profiles,

@@ -4,7 +4,7 @@
 use oce_mailbox::regs::{MailboxDoorbell, Semaphore, SoftReset, UeStatus};
 
 use super::{EXPRESS, TestDevice, device, device_with, read32, ring, write32};
-use crate::assumptions::{MSIX_CAP_OFFSET, PCIE_CAP_OFFSET};
+use crate::assumptions::{MSIX_CAP_OFFSET, PCIE_CAP_OFFSET, VPD_CAP_OFFSET};
 use crate::device::Shape;
 use crate::events::Event;
 use crate::function::FunctionType;
@@ -70,7 +70,7 @@ fn a_dword_side_effect_happens_once_per_access() {
 }
 
 #[test]
-fn the_express_capability_list_is_pm_msix_pcie() {
+fn the_express_capability_list_is_pm_vpd_msix_pcie() {
     let (_d, mut dev) = device();
     assert_ne!(cfg16(&mut dev, 0x06) & (1 << 4), 0, "capability list present");
     let mut found = Vec::new();
@@ -80,14 +80,16 @@ fn the_express_capability_list_is_pm_msix_pcie() {
         found.push((at, id));
         at = next;
     }
-    assert_eq!(found, [(0x40, 0x01), (MSIX_CAP_OFFSET as u8, 0x11), (PCIE_CAP_OFFSET as u8, 0x10)]);
+    let vpd = VPD_CAP_OFFSET as u8;
+    assert_eq!(found, [(0x40, 0x01), (vpd, 0x03), (MSIX_CAP_OFFSET as u8, 0x11), (PCIE_CAP_OFFSET as u8, 0x10)]);
 }
 
 #[test]
-fn the_polled_shape_lists_power_management_only() {
+fn the_polled_shape_lists_power_management_and_vpd_only() {
     let (_d, mut dev) = device_with(FunctionType::Pf, Shape::Polled);
     assert_eq!(cfg(&mut dev, 0x34, 1), [0x40]);
-    assert_eq!(cfg16(&mut dev, 0x40), 0x0001, "PM, end of list");
+    assert_eq!(cfg16(&mut dev, 0x40), (VPD_CAP_OFFSET << 8) | 0x01, "PM, then VPD");
+    assert_eq!(cfg16(&mut dev, VPD_CAP_OFFSET), 0x0003, "VPD, end of list");
     assert_eq!(dev.msix(), None);
 }
 

@@ -65,7 +65,7 @@ pub fn record(emulator: bool, device: &str, reset_required: bool) {
     let Some((flag, list)) = paths(emulator) else { return };
     if let Err(e) = update(&flag, &list, device, reset_required) {
         tracing::warn!("cannot record the pending reset in {}: {e}", flag.display());
-        eprintln!("ocetool: warning: cannot record the pending reset in {}: {e}", flag.display());
+        crate::output::warn(&format!("cannot record the pending reset in {}: {e}", flag.display()));
     }
 }
 

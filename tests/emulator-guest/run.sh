@@ -4,7 +4,7 @@
 # kernel under TCG (q35, intel-iommu with caching-mode, RAM from a memfd), and in the guest:
 #   - the device as the guest's PCI core sees it (sysfs): 10df:0720, a PCI Express endpoint (4 KiB
 #     config space, the Express capability with device/port type 0), MSI-X with 32 vectors, BAR0
-#     16 KiB and BAR4 64 KiB;
+#     16 KiB and BAR4 64 KiB; the VPD as the guest kernel reads it (sysfs vpd);
 #   - the project's own static ocetool through its VFIO backend: `list --json` shows the adapter
 #     usable; `query --json` works; `set-profile roce --yes`, then `reset --yes`, gives
 #     `roce_enabled: true`; `fw update` of an image from `ocetool fw build` flashes it
@@ -23,7 +23,7 @@
 # and so does a guest that never reached its checks); exits non-zero on any failure.
 set -euo pipefail
 . "$(dirname "$0")/../qemu/lib.sh"
-CHECKS="version-newer adapter-present pcie-endpoint msix-32 bar-sizes bar-read-timed list-usable query-ok set-profile-roce
+CHECKS="version-newer adapter-present pcie-endpoint msix-32 bar-sizes vpd-kernel bar-read-timed list-usable query-ok set-profile-roce
   fw-update-flashes fw-update-unchanged host-query-equals host-state-agrees server-ended"
 qemu_init emulator-guest "$CHECKS"
 
@@ -76,6 +76,14 @@ if [ -n "$BDF" ]; then
   set -- $(sed -n 5p "$D/resource"); B4=$(( $2 - $1 + 1 ))
   [ "$B0" = 16384 ] && [ "$B4" = 65536 ]
   check "bar-sizes BAR0 $B0 bytes, BAR4 $B4 bytes" $? "expected BAR0 16384 and BAR4 65536 bytes; saw $B0 and $B4"
+  # The VPD through the guest kernel's own reader (sysfs vpd: drivers/pci/vpd.c drives the
+  # capability's address, F flag and data registers), the documented contents
+  # (emulator/src/assumptions/vpd.rs); every byte but letters and digits (a keyword's length
+  # byte included) becomes a space.
+  VPD=$(tr -c 'A-Za-z0-9' ' ' <"$D/vpd" 2>&1)
+  case "$VPD" in *"PN OCe14102"*"EC A"*"SN EMU"*"V0 emulated VPD"*) true ;; *) false ;; esac
+  check "vpd-kernel the guest kernel reads the documented VPD through the capability" $? \
+    "expected PN OCe14102, EC A, SN EMU..., V0 emulated VPD; saw: $(echo "$VPD" | cut -c1-200)"
   # A register read as the guest sees it (SLI_INTF, BAR0 + 0x58, through ocetool's VFIO backend):
   # guest load -> QEMU -> REGION_READ -> server -> reply (docs/performance.md). The value must be
   # the documented SLI_INTF (/etc/sli-intf, design.md §6) and what the guest kernel reads at
@@ -124,7 +132,8 @@ is_json() {
 
 ok list-usable "list: the adapter is usable" \
   is_json list '[.adapters[].functions[] | select(.device_id == "0x0720") | .usable] == [true]'
-ok query-ok "query in the guest succeeds" is_json query1 '.chip == "skyhawk"'
+ok query-ok "query in the guest succeeds, the VPD read through vfio-pci" \
+  is_json query1 '.chip == "skyhawk" and .vpd.part_number == "OCe14102" and .vpd.error == null'
 R=0; E=$({ [ "$(rc set_profile)" = 0 ] && [ "$(rc reset)" = 0 ] && is_json query2 '.roce_enabled == true'; }) || R=1
 host_check "$LOG" "set-profile-roce set-profile roce, then reset: roce_enabled" $R \
   "expected both to exit 0 and roce_enabled true; set-profile exit $(rc set_profile), reset exit $(rc reset); $E"

@@ -20,7 +20,7 @@ pub const QUERY: &str = "\
 Examples:
   ocetool --device 03:00.0 query
   ocetool --device 03:00.0 query --json     one JSON document (\"schema\": \"ocetool/1\")
-  ocetool query --all --json                 every adapter, each with its versions or its error
+  ocetool query --all --json                every adapter, each with its versions or its error
 
 Exit codes: 0 reported; 1 the adapter did not answer (with --all: one of them did not, the
 report lists every adapter either way); 3 no such or unsupported device; 5 busy (another

@@ -169,7 +169,7 @@ fn serve_help_documents_the_socket_its_mode_and_how_qemu_attaches() {
     // not what is pinned.
     let help = r.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
     for phrase in [
-        "Usage: ocetool emulator serve --socket <PATH>",
+        "Usage: ocetool emulator serve [OPTIONS] --socket <PATH>",
         "The Unix socket to listen on: created mode 0600 (only this user may attach)",
         "until the VM disconnects or SIGINT/SIGTERM",
         "QEMU connects to it as `vfio-user-pci`'s socket",

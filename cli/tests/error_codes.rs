@@ -43,17 +43,8 @@ fn expect(code: &str, exit: i32, needle: &str, args: &[&str]) {
 /// the tree.
 fn expect_on_tree(tree: &FakeTree, code: &str, exit: i32, needle: &str, args: &[&str]) {
     let run = |json: bool| -> Run {
-        let root = tree.roots().sysfs.parent().unwrap();
-        let mut cmd = common::command();
-        cmd.env("OCETOOL_LOCK_DIR", root.join("locks"))
-            .env("OCETOOL_RUN_DIR", root.join("run"))
-            .arg("--sysfs-root")
-            .arg(&tree.roots().sysfs)
-            .arg("--dev-root")
-            .arg(&tree.roots().dev)
-            .arg("--proc-root")
-            .arg(&tree.roots().proc)
-            .args(args);
+        let mut cmd = common::on_fake_tree(tree);
+        cmd.args(args);
         if json {
             cmd.arg("--json");
         }

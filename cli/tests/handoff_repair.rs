@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use common::{OCETOOL, Run, wait_until};
+use common::{Run, wait_until};
 use oce_pci::PciAddress;
 use oce_pci::fake_sysfs::FakeTree;
 
@@ -44,21 +44,8 @@ fn two_port_card() -> FakeTree {
 
 /// ocetool on `tree`: its lock files and runtime folder in the tree too.
 fn on_tree(tree: &FakeTree, args: &[&str]) -> Command {
-    let root = tree.roots().sysfs.parent().unwrap();
-    let mut cmd = Command::new(OCETOOL);
-    cmd.env_remove("OCETOOL_DEVICE")
-        .env("OCETOOL_LOCK_DIR", root.join("locks"))
-        .env("OCETOOL_RUN_DIR", &tree.roots().run)
-        .arg("--sysfs-root")
-        .arg(&tree.roots().sysfs)
-        .arg("--dev-root")
-        .arg(&tree.roots().dev)
-        .arg("--proc-root")
-        .arg(&tree.roots().proc)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let mut cmd = common::on_fake_tree(tree);
+    cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
     cmd
 }
 

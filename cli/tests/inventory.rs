@@ -21,21 +21,7 @@ fn addr(s: &str) -> PciAddress {
 
 /// ocetool on a fake sysfs tree, its locks, hand-off records and default emulator in `home`.
 fn on_tree(tree: &FakeTree, home: &Path, args: &[&str]) -> Run {
-    let root = tree.roots().sysfs.parent().unwrap();
-    common::command()
-        .env("OCETOOL_LOCK_DIR", root.join("locks"))
-        .env("OCETOOL_RUN_DIR", root.join("run"))
-        .env("XDG_STATE_HOME", home)
-        .arg("--sysfs-root")
-        .arg(&tree.roots().sysfs)
-        .arg("--dev-root")
-        .arg(&tree.roots().dev)
-        .arg("--proc-root")
-        .arg(&tree.roots().proc)
-        .args(args)
-        .output()
-        .unwrap()
-        .into()
+    common::on_fake_tree(tree).env("XDG_STATE_HOME", home).args(args).output().unwrap().into()
 }
 
 fn entry<'a>(doc: &'a Value, device: &str) -> &'a Value {

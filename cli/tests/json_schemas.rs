@@ -178,21 +178,7 @@ fn addr(s: &str) -> PciAddress {
 
 /// ocetool on a fake sysfs tree, its lock files in a folder of the tree.
 fn on_tree(tree: &FakeTree, args: &[&str]) -> Run {
-    let root = tree.roots().sysfs.parent().unwrap();
-    common::command()
-        .env("OCETOOL_LOCK_DIR", root.join("locks"))
-        .env("OCETOOL_RUN_DIR", root.join("run"))
-        .arg("--sysfs-root")
-        .arg(&tree.roots().sysfs)
-        .arg("--dev-root")
-        .arg(&tree.roots().dev)
-        .arg("--proc-root")
-        .arg(&tree.roots().proc)
-        .arg("--json")
-        .args(args)
-        .output()
-        .unwrap()
-        .into()
+    common::on_fake_tree(tree).arg("--json").args(args).output().unwrap().into()
 }
 
 /// `list`, `query` answered from the kernel while be2net holds the function, and the host-side

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{Run, command};
+use common::Run;
 use oce_pci::PciAddress;
 use oce_pci::fake_sysfs::FakeTree;
 
@@ -57,20 +57,7 @@ fn card(layout: &Layout) -> FakeTree {
 
 /// ocetool on `tree`, with its lock files and its runtime folder in the tree.
 fn on_tree(tree: &FakeTree, args: &[&str]) -> Run {
-    let root = tree.roots().sysfs.parent().unwrap();
-    command()
-        .env("OCETOOL_LOCK_DIR", root.join("locks"))
-        .env("OCETOOL_RUN_DIR", &tree.roots().run)
-        .arg("--sysfs-root")
-        .arg(&tree.roots().sysfs)
-        .arg("--dev-root")
-        .arg(&tree.roots().dev)
-        .arg("--proc-root")
-        .arg(&tree.roots().proc)
-        .args(args)
-        .output()
-        .expect("run ocetool")
-        .into()
+    common::on_fake_tree(tree).args(args).output().expect("run ocetool").into()
 }
 
 /// The error message of a run refused (exit 4) with the error code `code`.

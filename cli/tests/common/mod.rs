@@ -187,3 +187,21 @@ pub fn set_profile_waiting_for_lock(
     }
     (child, stderr, text)
 }
+
+/// `ocetool` on a fake kernel (`oce_pci::fake_sysfs`): its sysfs, `/dev` and `/proc`, with the
+/// lock files (`ROOT/locks`) and the runtime folder (hand-off records) in the tree too, so that
+/// nothing of the host's is read or written; the caller adds the arguments.
+pub fn on_fake_tree(tree: &oce_pci::fake_sysfs::FakeTree) -> Command {
+    let roots = tree.roots();
+    let root = roots.sysfs.parent().expect("the fake tree's root");
+    let mut cmd = command();
+    cmd.env("OCETOOL_LOCK_DIR", root.join("locks"))
+        .env("OCETOOL_RUN_DIR", &roots.run)
+        .arg("--sysfs-root")
+        .arg(&roots.sysfs)
+        .arg("--dev-root")
+        .arg(&roots.dev)
+        .arg("--proc-root")
+        .arg(&roots.proc);
+    cmd
+}

@@ -6,7 +6,6 @@ mod args;
 mod commands;
 mod completion;
 mod device;
-mod emulator;
 mod error;
 mod handoff;
 mod help;
@@ -16,7 +15,6 @@ mod output;
 mod parse;
 mod reboot;
 mod report;
-mod serve;
 mod session;
 mod vpd;
 
@@ -104,7 +102,7 @@ fn run(cli: &Cli) -> CliResult<Box<dyn ErasedReport>> {
         Command::Port => run_job(g, commands::port::Port).map(boxed),
         Command::Locate { on, .. } => run_job(g, commands::port::Locate { on: *on }).map(boxed),
         Command::Raw(args) => run_job(g, commands::raw::Raw::from_args(args, g.yes)?).map(boxed),
-        Command::Emulator { action } => emulator::run(g, action).map(boxed),
+        Command::Emulator { action } => commands::emulator::run(g, action).map(boxed),
         Command::Fw { action } => match action {
             FwAction::Inspect { file } => commands::fw::inspect::run(file).map(boxed),
             FwAction::Verify { file, allow_downgrade } => {

@@ -11,8 +11,8 @@ use oce_pci::{Backend, HandOff, HandOffOptions, KernelSysfs, PciAddress, PciErro
 use oce_pci::{SysfsFunction, VfioFunction, backend, signals};
 
 use crate::args::GlobalArgs;
+use crate::commands::emulator::state::{open_emulator, print_events};
 use crate::device::{DeviceSpec, check_supported, lock_device, select_device};
-use crate::emulator::{open_emulator, print_events};
 use crate::error::{CliError, CliResult, ErrorCode, mailbox_error, pci_error, stopped};
 use crate::handoff::{HandOffJson, Handed, confirm_unbind, refuse_reset_under_drivers, repair_leftover};
 

@@ -4,6 +4,7 @@ pub mod apply;
 pub mod dcb;
 pub mod doctor;
 pub mod dump;
+pub mod emulator;
 pub mod fw;
 pub mod generate;
 pub mod list;

@@ -1,6 +1,7 @@
 //! `ocetool emulator serve`: the emulated adapter as a vfio-user device for a virtual machine
-//! (`oce_emulator_serve`), in the foreground, holding the adapter's lock; and the control channel
-//! through which `ocetool emulator fault ...` reaches a running server.
+//! (`oce_emulator_serve`), in the foreground, holding the adapter's lock, with the control channel
+//! through which `ocetool emulator fault ...` reaches it ([`super::fault`]) and, with `--wire`,
+//! its port on a datagram cable.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -8,15 +9,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use oce_emulator::firmware::Firmware;
 use oce_emulator_serve::cable::{CableCounters, DgramCable, run_carrier};
 use oce_emulator_serve::clock::run_clock;
-use oce_emulator_serve::control::{self, ControlError, ControlRequest};
+use oce_emulator_serve::control;
 use oce_emulator_serve::{Adapter, Log, Outcome, ServeSocket, Server, SocketError};
 use oce_pci::signals::{self, Signal};
 use serde::Serialize;
 
-use crate::args::{FaultAction, GlobalArgs};
-use crate::device::{DeviceSpec, emulator_lock_path};
-use crate::emulator::{FaultReport, check_state_dir, parse_fault_specs};
-use crate::error::{CliError, CliResult, ErrorCode, control_error, emulator_error, socket_error};
+use super::state::{check_state_dir, control_path};
+use crate::args::GlobalArgs;
+use crate::error::{CliError, CliResult, ErrorCode, emulator_error, socket_error};
 use crate::output::Report;
 
 /// What `ocetool emulator serve` prints when the session is over.
@@ -57,11 +57,6 @@ pub struct WireReport {
     frames_received: u64,
     /// Datagrams longer than any frame, dropped.
     oversize_dropped: u64,
-}
-
-/// The control socket of the server for the emulated adapter in `dir`: beside its lock file.
-pub fn control_path(dir: &Path) -> PathBuf {
-    emulator_lock_path(dir).with_extension("control")
 }
 
 /// Serves the adapter in `dir` on `socket` until the client goes or a signal arrives. The caller
@@ -163,39 +158,6 @@ pub fn run(global: &GlobalArgs, dir: &Path, socket: &Path, wire: Option<&WireArg
             }
         }),
     })
-}
-
-/// Sends a fault change to the server that holds the adapter `spec` names, if one is running
-/// (its control socket answers); `None` when none is, so the caller opens the adapter itself.
-pub fn fault_via_server(spec: &DeviceSpec, action: &FaultAction) -> CliResult<Option<FaultReport>> {
-    let DeviceSpec::Emulator(dir) = spec else { return Ok(None) };
-    let path = control_path(dir);
-    if !path.exists() {
-        return Ok(None);
-    }
-    let (request, name) = match action {
-        FaultAction::Set { specs } => {
-            parse_fault_specs(specs)?;
-            (ControlRequest::FaultSet(specs.clone()), "fault set")
-        }
-        FaultAction::Clear { all: true, .. } => (ControlRequest::FaultClearAll, "fault clear"),
-        FaultAction::Clear { names, .. } => (ControlRequest::FaultClear(names.clone()), "fault clear"),
-        FaultAction::List => (ControlRequest::FaultList, "fault list"),
-    };
-    match control::request(&path, &request) {
-        Ok(reply) => Ok(Some(FaultReport { action: name, changed: reply.changed, faults: reply.faults })),
-        // Nobody listens: a socket left by a server that was killed.
-        Err(ControlError::Io(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => Ok(None),
-        // The server applies a request only if it can answer in time (the control socket's
-        // deadline contract): busy or silent, it changed nothing, and a retry is safe.
-        Err(e @ (ControlError::Busy(_) | ControlError::TimedOut(_))) => Err(CliError::from_error(
-            ErrorCode::DeviceBusy,
-            "device busy: the running server did not take the change",
-            &e,
-        )
-        .hint("try again")),
-        Err(e) => Err(control_error(&e)),
-    }
 }
 
 /// A socket that cannot be created; one that a live server owns is "busy" (exit 5), as the

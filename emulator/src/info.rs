@@ -9,6 +9,7 @@ use crate::device::config::VENDOR_ID;
 use crate::events::BootOutcome;
 use crate::faults::FaultSpec;
 use crate::firmware::Firmware;
+use crate::firmware::handlers::port;
 use crate::firmware::profiles::FunctionConfig;
 use crate::firmware::state::MacAddress;
 use crate::function::FunctionType;
@@ -22,10 +23,48 @@ pub struct PortInfo {
     pub name: String,
     /// Permanent MAC.
     pub mac: MacAddress,
-    /// Link up (always, in the emulator).
+    /// Physical link up: no `link-down` fault, and the peer there when the port is on a cable.
     pub link_up: bool,
     /// Link speed in Mb/s.
     pub speed_mbps: u32,
+}
+
+/// The port the function drives as LINK_STATUS_QUERY and GET_BEACON_STATE report it, and what
+/// it sees of the other end of its cable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LinkState {
+    /// The physical port the function drives (LINK_STATUS_QUERY's `physical_port`).
+    pub port: u8,
+    /// The logical link: the physical one (a peer there, no `link-down` fault) and the driver's
+    /// logical link enabled.
+    pub up: bool,
+    /// Speed in Mb/s while up.
+    pub speed_mbps: Option<u32>,
+    /// LINK_STATUS_QUERY's `mac_fault` (0: none).
+    pub mac_fault: u8,
+    /// Something is at the other end of the cable (true on no cable at all).
+    pub peer_present: bool,
+    /// The source MAC of the last frame received while up ([`crate::firmware::Peer::mac`]).
+    pub peer_mac: Option<MacAddress>,
+    /// The port's locate LED blinks (GET_BEACON_STATE).
+    pub locate: bool,
+}
+
+impl LinkState {
+    pub(crate) fn of(firmware: &Firmware) -> Self {
+        let status = port::link_status(firmware);
+        let up = status.is_link_up();
+        let peer = firmware.peer();
+        Self {
+            port: status.port_number(),
+            up,
+            speed_mbps: if up { status.speed_mbps() } else { None },
+            mac_fault: status.mac_fault,
+            peer_present: peer.present,
+            peer_mac: peer.mac,
+            locate: port::beacon_on(firmware, status.port_number()),
+        }
+    }
 }
 
 /// Firmware versions.

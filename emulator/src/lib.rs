@@ -109,5 +109,5 @@ pub use firmware::flash::FlashDurability;
 pub use firmware::state::MacAddress;
 pub use firmware::{CreateOptions, profiles, state};
 pub use function::{FunctionType, PF_DEVICE_ID, VF_DEVICE_ID};
-pub use info::{EmulatorInfo, FirmwareInfo, PortInfo, ProfileInfo};
+pub use info::{EmulatorInfo, FirmwareInfo, LinkState, PortInfo, ProfileInfo};
 pub use inproc::{EmuBar, EmuConfig, EmuDma, Emulator};

@@ -29,6 +29,21 @@
 //! - **Without a cable** (`datapath::tx`): frames leave into nothing, counted as sent; the link
 //!   stays up (today's serve has no wire). While the logical link is down, requests are
 //!   consumed and completed and their frames dropped (`link_down_drops`).
+//! - **Link down on the cable** (`oce_emulator_serve::cable::carrier`,
+//!   `Device::set_peer_present`): a port on a cable whose other end is absent (no live socket at
+//!   the peer's address) has its physical link down, as a port whose cable leads nowhere has no
+//!   link pulse; it comes up when the peer is there again, and the change is announced with the
+//!   link-state event as the `link-down` fault's is. Whoever watches the peer decides how often
+//!   (the served carrier: every 200 ms and on a failed send). The frames already queued toward a
+//!   peer that went are dropped, as a MAC flushes its transmit FIFO on link loss (be2net turns
+//!   its carrier off on the event, `be_link_status_update`, spec/be2net-driver.md); a transient
+//!   absence shorter than a look keeps them queued, and they go when the peer takes them.
+//! - **The peer's MAC** (`Firmware::peer`): the source address of the last frame the port
+//!   received while its link was up (a group address there is ignored); `None` before the first
+//!   such frame and again once the peer goes. No firmware command reports the station at the
+//!   other end of a link (a real adapter would learn it from the peer's LLDP frames, which the
+//!   OCe14000's DCBX agent receives but whose chassis ID no public command returns), so only
+//!   the emulator's control channel shows it.
 //! - **RX frames** (`datapath::rx`): a frame arrives without FCS. Frames shorter than 60 bytes
 //!   are taken (QEMU's virtio-net sends unpadded frames on `-netdev dgram`); shorter than an
 //!   Ethernet header is a runt, dropped. The outer 802.1Q tag (0x8100) is always stripped and

@@ -35,7 +35,7 @@ use crate::events::{Event, EventLog, QueueKind, QueueMiss};
 use crate::faults::{FaultSpec, Faults};
 use crate::firmware::{Context, Firmware};
 use crate::function::FunctionType;
-use crate::info::EmulatorInfo;
+use crate::info::{EmulatorInfo, LinkState};
 use access::{bar_access_ok, lanes};
 use capabilities::{pcie_cap, vpd_cap};
 use config::{CONFIG_LEN, ConfigRegisters, STATUS_INTERRUPT, offsets};
@@ -163,6 +163,22 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         result
     }
 
+    /// Whether the other end of the port's cable is there: a carrier that watches the peer
+    /// says so. The physical link is up only with the peer present and no `link-down` fault; a
+    /// change is announced to the subscribed MCC queues as the fault's is. A peer that goes
+    /// takes its MAC with it ([`Firmware::peer`]).
+    pub fn set_peer_present(&mut self, present: bool) {
+        let peer = &mut self.firmware.peer;
+        if peer.present == present {
+            return;
+        }
+        peer.present = present;
+        if !present {
+            peer.mac = None;
+        }
+        self.refresh();
+    }
+
     /// The DMA space the device reaches host memory through.
     pub fn dma(&self) -> &D {
         &self.dma
@@ -230,6 +246,11 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     /// A snapshot of the adapter for display.
     pub fn info(&self) -> EmulatorInfo {
         EmulatorInfo::of(&self.firmware, self.semaphore())
+    }
+
+    /// The function's link and the cable's other end, as now.
+    pub fn link(&self) -> LinkState {
+        LinkState::of(&self.firmware)
     }
 
     /// What the firmware is told about the registers when it executes a command.

@@ -34,7 +34,7 @@ use crate::faults::{FaultSpec, Faults};
 use crate::function::FunctionType;
 use flash::{Flash, FlashDurability, Staging};
 use resources::Resources;
-use state::{FLASH_FILE, Runtime, STATE_FILE, StateFile};
+use state::{FLASH_FILE, MacAddress, Runtime, STATE_FILE, StateFile};
 
 /// How [`Firmware::create_with`] makes a new adapter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +73,41 @@ pub struct Firmware {
     events: EventLog,
     /// The diagnostic (FAT) log as MANAGE_FAT QUERY last rendered it (firmware RAM).
     fat: Option<Vec<u8>>,
+    /// What the port sees of the other end of its cable (never saved: it is the cable's state).
+    pub(crate) peer: Peer,
+}
+
+/// The other end of the port's cable, as the port sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Peer {
+    /// Something is plugged in at the other end. True for a port on no cable at all, whose
+    /// link is up as it always was in the emulator; a carrier that finds the peer gone makes it
+    /// false ([`crate::device::Device::set_peer_present`]).
+    pub present: bool,
+    /// The source MAC of the last frame the port received while the link was up, or `None`
+    /// ([`crate::assumptions::datapath`], "the peer's MAC").
+    pub mac: Option<MacAddress>,
+}
+
+impl Peer {
+    /// Takes the source MAC of a frame that arrived as the peer's: a frame too short to have
+    /// one, or with a group address there (no station sends from one, IEEE 802.3 §3.2.3), says
+    /// nothing about the peer.
+    pub(crate) fn note_source(&mut self, frame: &[u8]) {
+        // Destination (6 bytes), then source (6 bytes): IEEE 802.3 §3.1.1.
+        let Some(src) = frame.get(6..12) else { return };
+        if src[0] & 1 == 0 {
+            let mut mac = [0u8; 6];
+            mac.copy_from_slice(src);
+            self.mac = Some(MacAddress(mac));
+        }
+    }
+}
+
+impl Default for Peer {
+    fn default() -> Self {
+        Self { present: true, mac: None }
+    }
 }
 
 impl Firmware {
@@ -127,6 +162,7 @@ impl Firmware {
             counters: Counters::default(),
             events: EventLog::default(),
             fat: None,
+            peer: Peer::default(),
         }
     }
 
@@ -241,9 +277,15 @@ impl Firmware {
         self.resources.reset();
     }
 
-    /// True while the physical link is up: the cable is in (no `link-down` fault).
+    /// True while the physical link is up: the cable is in (no `link-down` fault) and its other
+    /// end is there.
     pub(crate) fn physical_link_up(&self) -> bool {
-        !self.state.faults.link_down
+        !self.state.faults.link_down && self.peer.present
+    }
+
+    /// The other end of the port's cable.
+    pub fn peer(&self) -> Peer {
+        self.peer
     }
 
     /// True while the function's logical link is up: the physical link is, and the driver has

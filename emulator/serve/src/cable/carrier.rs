@@ -3,10 +3,22 @@
 //! device's lock only for that, delivers what arrived and lets the device resume TX requests the
 //! watermark held, and sends what is queued. It never holds another device's lock: the peer is
 //! another process, reached only through its socket.
+//!
+//! It also watches the peer ([`Carrier`]): every [`PROBE`], and at once when a send finds the
+//! peer's address dead, it looks whether a live socket is bound there
+//! ([`DgramCable::peer_present`], which sends nothing). A peer that is absent, dies or comes back
+//! is the port's link going down or up ([`Device::set_peer_present`]): be2net's link-state event
+//! reaches the guest on the same path as the `link-down` fault's, and the link is up only with
+//! the peer there and no such fault. Since the peer's carrier does the same, the link goes down
+//! and up on both ends. The frames queued toward a peer that went are dropped and counted
+//! ([`CableCounters::link_down_dropped`](super::CableCounters)), as a MAC drops what it was to
+//! send when its link goes down; from then on the device's TX engine drops and counts its frames
+//! (`link_down_drops`) until the link is back (`oce_emulator::assumptions::datapath`, "link
+//! down on the cable").
 
 use std::io;
 use std::sync::{Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use oce_emulator::device::{Device, DmaSpace, Interrupt};
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
@@ -20,20 +32,88 @@ pub const IDLE: Duration = Duration::from_millis(50);
 /// queue was full, the device paused a frame): the retry pace of a held-back link.
 pub const RETRY: Duration = Duration::from_millis(1);
 
+/// How often the carrier looks for the peer: a peer that goes or comes is link down or up within
+/// this (plus [`IDLE`]). Policy: a few times a second, so a driver's carrier follows a peer
+/// that is restarted within a fraction of a second; one socket(2) and connect(2) per look.
+pub const PROBE: Duration = Duration::from_millis(200);
+
+/// Where a carrier reaches its device, for a moment at a time.
+pub trait DeviceSlot<D: DmaSpace, I: Interrupt> {
+    /// Runs `f` on the device, holding nothing else.
+    fn with<R>(&self, f: impl FnOnce(&mut Device<D, I>) -> R) -> R;
+}
+
+impl<D: DmaSpace, I: Interrupt> DeviceSlot<D, I> for Mutex<Device<D, I>> {
+    fn with<R>(&self, f: impl FnOnce(&mut Device<D, I>) -> R) -> R {
+        f(&mut self.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// One end's carrier: what it last found of the peer.
+#[derive(Debug)]
+pub struct Carrier {
+    /// The peer as last told to the device; `None` before the first look.
+    present: Option<bool>,
+    next_probe: Instant,
+    /// [`super::CableCounters::peer_absent`] at the last look: a send that failed since makes
+    /// the next turn look at once.
+    absent_sends: u64,
+}
+
+impl Default for Carrier {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Carrier {
+    /// A carrier that looks for the peer on its first turn.
+    pub fn new() -> Self {
+        Self { present: None, next_probe: Instant::now(), absent_sends: 0 }
+    }
+
+    /// One turn: tells the device when the peer came or went, delivers what arrived, lets the
+    /// device poll, and sends what is queued. Returns true while frames wait (for the peer's
+    /// queue, or for receive buffers), so the caller looks again soon. Never blocks.
+    pub fn turn<D: DmaSpace, I: Interrupt>(
+        &mut self,
+        cable: &DgramCable,
+        device: &impl DeviceSlot<D, I>,
+    ) -> io::Result<bool> {
+        let absent_sends = cable.counters().peer_absent;
+        let now = Instant::now();
+        if now >= self.next_probe || absent_sends != self.absent_sends {
+            self.absent_sends = absent_sends;
+            self.next_probe = now + PROBE;
+            let present = cable.peer_present();
+            if self.present != Some(present) {
+                self.present = Some(present);
+                // The device first, so it queues no more; then what it queued goes.
+                device.with(|dev| dev.set_peer_present(present));
+                if !present {
+                    cable.drop_queued();
+                }
+            }
+        }
+        device.with(|dev| {
+            let delivered = cable.deliver(dev);
+            dev.poll();
+            delivered
+        })?;
+        cable.flush()?;
+        Ok(cable.queued() > 0 || cable.holds_a_frame())
+    }
+}
+
 /// Carries frames until `stop()`. For a thread of its own beside the serving one.
 pub fn run_carrier<D: DmaSpace, I: Interrupt>(
     cable: &DgramCable,
     device: &Mutex<Device<D, I>>,
     stop: &dyn Fn() -> bool,
 ) -> io::Result<()> {
+    let mut carrier = Carrier::new();
     while !stop() {
-        {
-            let mut dev = device.lock().unwrap_or_else(PoisonError::into_inner);
-            cable.deliver(&mut dev)?;
-            dev.poll();
-        }
-        cable.flush()?;
-        let waiting = cable.queued() > 0 || cable.holds_a_frame();
+        let waiting = carrier.turn(cable, device)?;
         let wait = Timespec::try_from(if waiting { RETRY } else { IDLE }).ok();
         let mut fds = [PollFd::new(cable.socket(), PollFlags::IN), PollFd::new(cable.waker(), PollFlags::IN)];
         match poll(&mut fds, wait.as_ref()) {

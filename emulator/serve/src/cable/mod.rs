@@ -14,6 +14,9 @@
 //! - a frame the device pauses (no receive buffer, pause generation on) is held here and
 //!   offered again before any later one.
 //!
+//! The link is up only while the peer is there: the carrier ([`carrier`]) looks for it, and a
+//! peer that is absent, dies or comes back takes the port's link down and up again.
+//!
 //! A datagram larger than any frame a port takes ([`MAX_DATAGRAM`]) is counted and dropped
 //! here; shorter garbage (runts, truncated headers) goes to the device, which counts and drops
 //! it as a MAC would. `--wire-pcap` records every frame that crosses, both ways ([`pcap`]).
@@ -30,7 +33,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use oce_emulator::datapath::{Receipt, Wire};
 use oce_emulator::device::{Device, DmaSpace, Interrupt};
 
-pub use carrier::run_carrier;
+pub use carrier::{Carrier, DeviceSlot, run_carrier};
 pub use pcap::Pcap;
 
 /// The longest datagram taken as a frame: a 9000-byte MTU frame with its 14-byte header and two
@@ -55,6 +58,9 @@ pub struct CableCounters {
     pub oversize: u64,
     /// Times a send found the peer absent (no socket bound at its address, or it refused).
     pub peer_absent: u64,
+    /// Frames queued toward a peer that then went away: the link went down under them and they
+    /// were dropped, as a MAC flushes its transmit FIFO on link loss ([`carrier`]).
+    pub link_down_dropped: u64,
 }
 
 #[derive(Debug)]
@@ -192,6 +198,23 @@ impl DgramCable {
             }
             taken += 1;
         }
+    }
+
+    /// Whether the peer is there now: a socket someone is bound to at its address. It sends
+    /// nothing (a datagram socket's connect(2) only checks that the address has a live socket),
+    /// so the peer — a QEMU NIC among them — sees no frame from it.
+    pub fn peer_present(&self) -> bool {
+        UnixDatagram::unbound().and_then(|probe| probe.connect(&self.remote)).is_ok()
+    }
+
+    /// Drops the frames queued toward the peer (the link went down under them) and returns
+    /// how many.
+    pub fn drop_queued(&self) -> usize {
+        let mut shared = lock(&self.shared);
+        let dropped = shared.outbound.len();
+        shared.outbound.clear();
+        shared.counters.link_down_dropped += dropped as u64;
+        dropped
     }
 
     /// Frames queued toward the peer, not yet sent.

@@ -40,6 +40,9 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         }
         let mut out = Effects::default();
         let link_up = self.firmware.logical_link_up();
+        if link_up {
+            self.firmware.peer.note_source(frame);
+        }
         let fw = &mut self.firmware;
         let mut port = PortState {
             counters: &mut fw.counters,

@@ -44,8 +44,13 @@ pub(crate) fn link_status_query(
     _: &Context,
     _: LinkStatusQuery,
 ) -> Result<LinkStatus, CompletionStatus> {
+    Ok(link_status(fw))
+}
+
+/// What LINK_STATUS_QUERY reports now.
+pub(crate) fn link_status(fw: &Firmware) -> LinkStatus {
     let up = fw.logical_link_up();
-    Ok(LinkStatus {
+    LinkStatus {
         physical_port: own_port(fw) as u8,
         mac_duplex: if up { MAC_DUPLEX } else { 0 },
         mac_speed: if up { MacSpeed::from_raw(LINK_SPEED_CODE) } else { MacSpeed::None },
@@ -54,7 +59,12 @@ pub(crate) fn link_status_query(
         mgmt_mac_speed: 0,
         link_speed: if up { LINK_SPEED_10MBPS } else { 0 },
         logical_link_status: u32::from(if up { LinkStatus::LINK_UP } else { 0 }),
-    })
+    }
+}
+
+/// Whether the locate LED of `port` blinks (GET_BEACON_STATE's answer).
+pub(crate) fn beacon_on(fw: &Firmware, port: u8) -> bool {
+    fw.state.runtime.beacon.get(usize::from(port)).copied().unwrap_or(false)
 }
 
 /// The link-state asynchronous event announcing that the function's logical link is now `up`:

@@ -242,7 +242,7 @@ pub enum Command {
         output: PathBuf,
     },
     /// Show the port this function drives: link, PHY, speeds, the transceiver module, the locate
-    /// LED.
+    /// LED; on an emulated adapter's cable, the peer's MAC.
     Port,
     /// Switch the port's locate LED (beacon) on or off.
     Locate {
@@ -478,7 +478,9 @@ Attaching QEMU (10.1 or newer, with vfio-user-pci; the server must listen before
 
 The server holds the adapter's lock for its whole life: any other ocetool on the same state
 directory gets \"device busy\" (exit 5), except `emulator fault set|clear|list`, which reach the
-running server through its control socket (beside the lock file). State is saved as the guest
+running server through its control socket (beside the lock file), and `query` and `port`, which
+ask the server what it knows without the VM's mailbox (\"source\": \"server\"; the link, its
+speed and, on a cable, the peer's MAC). State is saved as the guest
 changes it (profiles, flash, faults), so the same directory works with --device emu:DIR after
 the VM is gone.
 
@@ -497,8 +499,11 @@ other's (--wire, --wire-peer); a QEMU NIC can be the other end with
   ocetool --device emu:/var/tmp/a emulator serve --socket /tmp/a.sock --wire /tmp/a.wire --wire-peer /tmp/b.wire &
   ocetool --device emu:/var/tmp/b emulator serve --socket /tmp/b.sock --wire /tmp/b.wire --wire-peer /tmp/a.wire &
 
-The cable loses nothing: while the peer is absent or its queue is full, frames wait and the
-guest's TX ring is held back (its requests stay posted). Datagrams longer than 9216 bytes are
+The link follows the peer: every 200 ms each server checks, sending nothing, that a live socket
+is bound at --wire-peer; a peer that is absent, dies or comes back is link down, then up (the
+driver gets its link-state event), and what was queued for it or is sent while down is dropped.
+While the link is up the cable loses nothing: while the peer's queue is full, frames wait and
+the guest's TX ring is held back (its requests stay posted). Datagrams longer than 9216 bytes are
 counted and dropped; runts reach the adapter, which counts and drops them. --wire-pcap FILE
 records both directions for tcpdump -r or Wireshark.
 

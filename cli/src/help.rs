@@ -22,6 +22,10 @@ Examples:
   ocetool --device 03:00.0 query --json     one JSON document (\"schema\": \"ocetool/1\")
   ocetool query --all --json                every adapter, each with its versions or its error
 
+While `ocetool emulator serve` holds an emulated adapter, query asks the server (\"source\":
+\"server\"): the link, its speed and, on a cable (--wire), the peer's MAC; null where only the
+mailbox answers, which the VM's driver owns.
+
 Exit codes: 0 reported; 1 the adapter did not answer (with --all: one of them did not, the
 report lists every adapter either way); 3 no such or unsupported device; 5 busy (another
 ocetool).";

@@ -99,7 +99,7 @@ fn run(cli: &Cli) -> CliResult<Box<dyn ErasedReport>> {
         Command::Doctor => commands::doctor::run(g).map(boxed),
         Command::Dcb => run_job(g, commands::dcb::Dcb).map(boxed),
         Command::Dump { output } => run_job(g, commands::dump::Dump { output: output.clone() }.check()?).map(boxed),
-        Command::Port => run_job(g, commands::port::Port).map(boxed),
+        Command::Port => commands::port::run(g).map(boxed),
         Command::Locate { on, .. } => run_job(g, commands::port::Locate { on: *on }).map(boxed),
         Command::Raw(args) => run_job(g, commands::raw::Raw::from_args(args, g.yes)?).map(boxed),
         Command::Emulator { action } => commands::emulator::run(g, action).map(boxed),

@@ -165,6 +165,9 @@ pub struct PortJson {
     pub mac: Option<String>,
     pub link_up: Option<bool>,
     pub speed_mbps: Option<u32>,
+    /// The MAC of the station at the other end of the port's cable: only an emulated adapter on
+    /// a cable reports it (`source: server`); no firmware command does.
+    pub peer_mac: Option<String>,
 }
 
 /// Where a `query` answer comes from: the adapter's firmware (the mailbox), or the kernel's
@@ -244,6 +247,7 @@ impl QueryJson {
                     mac: p.mac.as_ref().map(format_mac),
                     link_up: p.link_up,
                     speed_mbps: p.speed_mbps,
+                    peer_mac: None,
                 })
                 .collect(),
             driver: None,
@@ -284,14 +288,18 @@ pub struct KernelPortJson {
     pub mac: Option<String>,
     pub link_up: Option<bool>,
     pub speed_mbps: Option<u32>,
+    /// The MAC of the station at the other end of the port's cable: only an emulated adapter on
+    /// a cable reports it (`source: server`); no firmware command does.
+    pub peer_mac: Option<String>,
 }
 
-/// The `query` document while a kernel driver holds the function: the keys of [`QueryJson`],
-/// `null` where only the adapter's firmware knows, with `note` saying how to get those.
+/// The `query` document while a kernel driver holds the function, or `ocetool emulator serve`
+/// an emulated adapter: the keys of [`QueryJson`], `null` where only the adapter's firmware
+/// knows, with `note` saying how to get those.
 #[derive(Debug, Serialize)]
 pub struct KernelQueryJson {
     pub device: String,
-    /// [`SOURCE_KERNEL`].
+    /// [`SOURCE_KERNEL`], or `server` (`commands::served`).
     pub source: &'static str,
     pub pci: PciIds,
     pub chip: Option<&'static str>,
@@ -374,6 +382,7 @@ impl KernelQueryJson {
                     mac: n.mac.clone(),
                     link_up: Some(n.link_up),
                     speed_mbps: n.speed_mbps,
+                    peer_mac: None,
                 })
                 .collect(),
             driver: Some(DriverJson { name: view.driver.clone(), netdevs, rdma_devices: view.rdma.clone() }),

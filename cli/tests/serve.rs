@@ -131,9 +131,18 @@ fn a_server_holds_the_adapter_and_takes_fault_changes_through_its_control_socket
     let server = serve(&f);
     assert_eq!(std::fs::metadata(&f.socket).unwrap().permissions().mode() & 0o777, 0o600);
 
-    // Any ocetool on the same state directory, and a second server, get "device busy".
-    let (code, busy) = json_of(&f.dev, &["query"]);
+    // Any ocetool on the same state directory, and a second server, get "device busy"; query
+    // and port ask the server instead.
+    let (code, busy) = json_of(&f.dev, &["profiles"]);
     assert_eq!((code, busy["error"]["kind"].as_str()), (5, Some("busy")), "{busy}");
+    let (code, query) = json_of(&f.dev, &["query"]);
+    assert_eq!((code, query["source"].as_str()), (0, Some("server")), "{query}");
+    let (code, port) = json_of(&f.dev, &["port"]);
+    assert_eq!(
+        (code, port["link"]["up"].as_bool()),
+        (0, Some(true)),
+        "no cable: the link is up, as it always was: {port}"
+    );
     assert!(busy["error"]["message"].as_str().unwrap().contains("device busy"));
     let other = f.socket.with_extension("2");
     let (code, _) = json_of(&f.dev, &["emulator", "serve", "--socket", other.to_str().unwrap()]);

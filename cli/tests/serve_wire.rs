@@ -129,3 +129,79 @@ fn the_wire_options_are_checked_before_anything_starts() {
     let mut buf = [0u8; 16];
     assert_eq!(live.recv(&mut buf).unwrap(), 11, "the live socket still works");
 }
+
+fn query(f: &Fixture) -> serde_json::Value {
+    let run = ocetool(&["--device", &f.dev, "--json", "query"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.json()
+}
+
+#[test]
+fn query_on_a_served_adapter_shows_the_link_speed_and_peer_mac_and_the_link_follows_the_peer() {
+    let f = fixture();
+    let (wire, peer) = (f.path("a.wire"), f.path("b.wire"));
+    let flag = |s: &'static str| Path::new(s);
+    let server = serve(&f, &[flag("--wire"), &wire, flag("--wire-peer"), &peer]);
+    let own = |doc: &serde_json::Value| {
+        doc["ports"].as_array().unwrap().iter().find(|p| p["this_function"] == true).cloned().unwrap()
+    };
+    // Nobody at the other end yet: no link.
+    wait_until("the link down without a peer", || own(&query(&f))["link_up"] == false);
+    let doc = query(&f);
+    assert_eq!(doc["source"], "server", "{doc}");
+    assert_eq!(
+        (own(&doc)["speed_mbps"].clone(), own(&doc)["peer_mac"].clone()),
+        (serde_json::Value::Null, serde_json::Value::Null)
+    );
+
+    // The peer comes (a socket of the test's own, as QEMU's -netdev dgram binds one).
+    let qemu = UnixDatagram::bind(&peer).unwrap();
+    wait_until("the link up once the peer is there", || own(&query(&f))["link_up"] == true);
+    let peer_mac = [0x52, 0x54, 0x00, 0xab, 0xcd, 0xef];
+    let mut frame = vec![0xFF; 6];
+    frame.extend_from_slice(&peer_mac);
+    frame.extend_from_slice(&[0x08, 0x06]);
+    frame.resize(60, 0x11);
+    qemu.send_to(&frame, &wire).unwrap();
+    wait_until("the peer's MAC", || !own(&query(&f))["peer_mac"].is_null());
+    let doc = query(&f);
+    let port = own(&doc);
+    assert_eq!((port["link_up"].as_bool(), port["speed_mbps"].as_u64()), (Some(true), Some(10_000)), "{doc}");
+    assert_eq!(port["peer_mac"], "52:54:00:ab:cd:ef");
+    assert!(port["mac"].as_str().is_some_and(|m| m.len() == 17), "{doc}");
+    assert!(
+        doc["model"].is_string() && doc["firmware"]["running"].is_string() && doc["description"].is_null(),
+        "{doc}"
+    );
+    let schema = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/query.json");
+    let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(schema).unwrap()).unwrap();
+    let errors: Vec<String> =
+        jsonschema::draft202012::new(&schema).unwrap().iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "a served adapter's query fits schemas/query.json: {errors:?}");
+    let text = ocetool(&["--device", &f.dev, "query"]);
+    assert!(text.stdout.contains("link up, 10000 Mb/s  peer 52:54:00:ab:cd:ef"), "{}", text.stdout);
+    let port = ocetool(&["--device", &f.dev, "--json", "port"]);
+    assert_eq!(port.code, 0, "{}", port.stderr);
+    let port = port.json();
+    assert_eq!(
+        port["link"],
+        serde_json::json!({"up": true, "speed_mbps": 10_000, "mac_fault": 0, "peer_mac": "52:54:00:ab:cd:ef"})
+    );
+    assert!(port["phy"]["error"].as_str().is_some_and(|e| e.contains("emulator serve")), "{port}");
+    let schema = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/port.json");
+    let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(schema).unwrap()).unwrap();
+    let errors: Vec<String> =
+        jsonschema::draft202012::new(&schema).unwrap().iter_errors(&port).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "a served adapter's port fits schemas/port.json: {errors:?}");
+    let text = ocetool(&["--device", &f.dev, "port"]);
+    assert!(text.stdout.contains("Peer           52:54:00:ab:cd:ef"), "{}", text.stdout);
+
+    // The peer goes (its socket closed, its file left behind as a killed process leaves it).
+    drop(qemu);
+    wait_until("the link down once the peer is gone", || own(&query(&f))["link_up"] == false);
+    assert!(own(&query(&f))["peer_mac"].is_null(), "the peer took its MAC with it");
+    let port = ocetool(&["--device", &f.dev, "--json", "port"]).json();
+    assert_eq!((port["link"]["up"].as_bool(), &port["link"]["peer_mac"]), (Some(false), &serde_json::Value::Null));
+    let (code, report, stderr) = stop(server);
+    assert_eq!(code, 143, "{report} {stderr}");
+}

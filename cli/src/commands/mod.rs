@@ -17,4 +17,5 @@ pub mod query_kernel;
 pub mod raw;
 pub mod reset;
 pub mod restore_drivers;
+pub mod served;
 pub mod set_profile;

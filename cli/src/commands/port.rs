@@ -6,9 +6,23 @@ use oce_mailbox::commands::ModuleIdentity;
 use oce_pci::PciFunction;
 use serde::Serialize;
 
+use crate::args::GlobalArgs;
+use crate::device::{DeviceSpec, select_device};
 use crate::error::{CliResult, mailbox_error};
+use crate::handoff::Handed;
 use crate::output::{Report, printable};
-use crate::session::{Job, Session, stop_point};
+use crate::session::{Job, Session, run_job, stop_point};
+
+/// Runs `port`: from the server when `ocetool emulator serve` holds the emulated adapter, else
+/// through the mailbox.
+pub fn run(global: &GlobalArgs) -> CliResult<Handed<PortJson>> {
+    if let spec @ DeviceSpec::Emulator(_) = select_device(global)?
+        && let Some(doc) = super::served::port_served(&spec)?
+    {
+        return Ok(Handed::without(doc));
+    }
+    run_job(global, Port)
+}
 
 /// The `port` job.
 #[derive(Debug)]
@@ -38,6 +52,9 @@ pub struct LinkJson {
     pub speed_mbps: Option<u32>,
     /// `mac_fault` as the firmware reports it (0: none).
     pub mac_fault: u8,
+    /// The MAC of the station at the other end of the cable: only an emulated adapter on a
+    /// cable reports it, while served (`commands::served`); no firmware command does.
+    pub peer_mac: Option<String>,
 }
 
 /// `phy`.
@@ -106,7 +123,12 @@ impl PortJson {
             device,
             port: r.port,
             port_count: r.port_count,
-            link: LinkJson { up: r.link.is_link_up(), speed_mbps: r.link.speed_mbps(), mac_fault: r.link.mac_fault },
+            link: LinkJson {
+                up: r.link.is_link_up(),
+                speed_mbps: r.link.speed_mbps(),
+                mac_fault: r.link.mac_fault,
+                peer_mac: None,
+            },
             phy,
             module,
             locate: r.beacon_on,
@@ -131,6 +153,9 @@ impl Report for PortJson {
         line("Port", format!("{} of {}", self.port, self.port_count));
         let speed = self.link.speed_mbps.map(|s| format!(", {s} Mb/s")).unwrap_or_default();
         line("Link", if self.link.up { format!("up{speed}") } else { "down".into() });
+        if let Some(peer) = &self.link.peer_mac {
+            line("Peer", format!("{peer} (the source of the last frame received)"));
+        }
         match &self.phy {
             Readable::Value(p) => {
                 line("PHY", format!("{} (type {:#x})", p.interface, p.phy_type));

@@ -27,6 +27,8 @@ pub enum QueryDoc {
     Adapter(QueryJson),
     /// Read from the kernel while its driver holds the function.
     Kernel(KernelQueryJson),
+    /// Reported by `ocetool emulator serve` while it holds the emulated adapter.
+    Served(KernelQueryJson),
 }
 
 impl Report for QueryDoc {
@@ -34,13 +36,20 @@ impl Report for QueryDoc {
         match self {
             Self::Adapter(q) => q.text(),
             Self::Kernel(k) => k.text(),
+            Self::Served(s) => super::served::served_text(s),
         }
     }
 }
 
 /// Runs `query`: from the kernel when a driver other than vfio-pci holds the function and
-/// `--unbind` was not given, else through the mailbox.
+/// `--unbind` was not given, from the server when `ocetool emulator serve` holds the emulated
+/// adapter, else through the mailbox.
 pub fn run(global: &GlobalArgs) -> CliResult<Handed<QueryDoc>> {
+    if let spec @ DeviceSpec::Emulator(_) = select_device(global)?
+        && let Some(doc) = super::served::query_served(&spec)?
+    {
+        return Ok(Handed::without(QueryDoc::Served(doc)));
+    }
     if !global.unbind
         && let DeviceSpec::Pci(addr) = select_device(global)?
     {

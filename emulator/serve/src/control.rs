@@ -12,9 +12,13 @@
 //! | `{"op":"fault-clear","names":["status"]}` | clears faults by name |
 //! | `{"op":"fault-clear-all"}` | clears every fault |
 //! | `{"op":"fault-list"}` | changes nothing |
+//! | `{"op":"status"}` | changes nothing: reports the adapter ([`ServerStatus`]) |
 //!
-//! The answer is `{"ok":true,"changed":BOOL,"faults":[SPEC,...]}` (the faults set afterwards),
-//! or `{"ok":false,"error":"..."}` with nothing changed. Faults persist in the state directory
+//! The answer to a fault op is `{"ok":true,"changed":BOOL,"faults":[SPEC,...]}` (the faults set
+//! afterwards); to `status`, `{"ok":true,"status":{"adapter":...,"pci":...,"link":...}}`: what
+//! `ocetool emulator show` reports, the function's PCI IDs as configuration space shows them,
+//! and the link with the cable's other end ([`oce_emulator::LinkState`]). A refusal is
+//! `{"ok":false,"error":"..."}` with nothing changed. Faults persist in the state directory
 //! as when ocetool sets them directly. They go through the device, which acts on them at once:
 //! `link-down` (set or cleared) reaches the guest's driver as a link-state event.
 //!
@@ -66,7 +70,16 @@ pub enum ControlRequest {
     FaultClearAll,
     /// List the faults.
     FaultList,
+    /// Report the adapter and its link.
+    Status,
 }
+
+/// What a running server reports of its adapter (`{"op":"status"}`), as JSON: `adapter` is
+/// [`oce_emulator::EmulatorInfo`], `pci` the IDs as configuration space shows them
+/// (`vendor_id`, `device_id`, `subsystem_vendor_id`, `subsystem_id`, as `"0x10df"`), `link`
+/// [`oce_emulator::LinkState`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerStatus(pub Value);
 
 /// The server's answer to a request that succeeded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,6 +118,7 @@ impl ControlRequest {
             Self::FaultClear(names) => json!({"op": "fault-clear", "names": names}),
             Self::FaultClearAll => json!({"op": "fault-clear-all"}),
             Self::FaultList => json!({"op": "fault-list"}),
+            Self::Status => json!({"op": "status"}),
         };
         v["deadline_ns"] = json!(u64::try_from(deadline_ns).unwrap_or(u64::MAX));
         v
@@ -124,6 +138,7 @@ impl ControlRequest {
             Some("fault-clear") => Ok(Self::FaultClear(strings("names")?)),
             Some("fault-clear-all") => Ok(Self::FaultClearAll),
             Some("fault-list") => Ok(Self::FaultList),
+            Some("status") => Ok(Self::Status),
             Some(op) => Err(format!("unknown op {op:?}")),
             None => Err("no `op`".into()),
         }
@@ -145,6 +160,25 @@ pub fn request(path: &Path, request: &ControlRequest) -> Result<ControlReply, Co
 /// Sends `request` and waits `timeout` at most for the answer: the server applies it only if it
 /// can answer within that time (module docs).
 pub fn request_within(path: &Path, request: &ControlRequest, timeout: Duration) -> Result<ControlReply, ControlError> {
+    let v = exchange(path, request, timeout)?;
+    let faults = v["faults"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+        .ok_or_else(|| ControlError::BadReply(v.to_string()))?;
+    Ok(ControlReply { changed: v["changed"] == Value::Bool(true), faults })
+}
+
+/// Asks the server listening at `path` for its adapter's status, within [`IO_TIMEOUT`].
+pub fn status(path: &Path) -> Result<ServerStatus, ControlError> {
+    let mut v = exchange(path, &ControlRequest::Status, IO_TIMEOUT)?;
+    match v["status"].take() {
+        Value::Object(o) => Ok(ServerStatus(Value::Object(o))),
+        _ => Err(ControlError::BadReply(v.to_string())),
+    }
+}
+
+/// Sends `request` and returns the server's answer when it says `"ok": true`.
+fn exchange(path: &Path, request: &ControlRequest, timeout: Duration) -> Result<Value, ControlError> {
     let deadline = monotonic_ns() + timeout.as_nanos();
     let stream = UnixStream::connect(path)?;
     let left = || {
@@ -167,11 +201,7 @@ pub fn request_within(path: &Path, request: &ControlRequest, timeout: Duration) 
         let why = v["error"].as_str().unwrap_or("the server refused the request without a reason").to_owned();
         return Err(if v["busy"] == Value::Bool(true) { ControlError::Busy(why) } else { ControlError::Refused(why) });
     }
-    let faults = v["faults"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
-        .ok_or_else(|| ControlError::BadReply(answer.trim().to_owned()))?;
-    Ok(ControlReply { changed: v["changed"] == Value::Bool(true), faults })
+    Ok(v)
 }
 
 /// Answers control requests on `listener` for `device` until `stop()`; each connection is one
@@ -233,7 +263,7 @@ fn read_line(stream: &UnixStream, stop: &dyn Fn() -> bool) -> Result<String, Lin
 
 /// What became of one request.
 enum Answer {
-    Done(ControlReply),
+    Done(Value),
     Refused(String),
     Busy(String),
 }
@@ -290,9 +320,13 @@ fn answer_one<D: DmaSpace, I: Interrupt>(
         Err(why) => Answer::Refused(format!("bad control request: {why}")),
     };
     let reply = match answer {
-        Answer::Done(r) => {
-            log.line(&format!("control: faults now [{}]", r.faults.join(", ")));
-            json!({"ok": true, "changed": r.changed, "faults": r.faults})
+        Answer::Done(mut body) => {
+            if let Some(faults) = body.get("faults").and_then(Value::as_array) {
+                let faults: Vec<&str> = faults.iter().filter_map(Value::as_str).collect();
+                log.line(&format!("control: faults now [{}]", faults.join(", ")));
+            }
+            body["ok"] = json!(true);
+            body
         }
         Answer::Refused(why) => {
             log.line(&format!("control: refused: {why}"));
@@ -309,11 +343,9 @@ fn answer_one<D: DmaSpace, I: Interrupt>(
 }
 
 /// Applies `request` to the device's faults (saved in the state directory), through the device so
-/// that it acts on them at once (a `link-down` is announced to the guest's driver).
-fn apply<D: DmaSpace, I: Interrupt>(
-    request: &ControlRequest,
-    device: &mut Device<D, I>,
-) -> Result<ControlReply, String> {
+/// that it acts on them at once (a `link-down` is announced to the guest's driver), or reports
+/// the device's status; returns the answer's body.
+fn apply<D: DmaSpace, I: Interrupt>(request: &ControlRequest, device: &mut Device<D, I>) -> Result<Value, String> {
     let describe = |f: &Faults| f.describe().iter().map(ToString::to_string).collect::<Vec<_>>();
     let before = describe(device.firmware().faults());
     match request {
@@ -332,7 +364,33 @@ fn apply<D: DmaSpace, I: Interrupt>(
         }
         ControlRequest::FaultClearAll => device.set_faults(Faults::default()).map_err(|e| e.to_string())?,
         ControlRequest::FaultList => {}
+        ControlRequest::Status => return status_of(device).map(|status| json!({"status": status})),
     }
     let faults = describe(device.firmware().faults());
-    Ok(ControlReply { changed: faults != before, faults })
+    Ok(json!({"changed": faults != before, "faults": faults}))
+}
+
+/// The `status` body: the adapter, its PCI IDs as configuration space shows them (offsets 0x00
+/// and 0x2C, PCI Local Bus 3.0 §6.1; read without side effects), and its link.
+fn status_of<D: DmaSpace, I: Interrupt>(device: &mut Device<D, I>) -> Result<Value, String> {
+    let mut dword = |off: u16| {
+        let mut b = [0u8; 4];
+        device.read_config(off, &mut b);
+        u32::from_le_bytes(b)
+    };
+    let (ids, subsystem) = (dword(0x00), dword(0x2C));
+    let id = |v: u32| format!("{:#06x}", v & 0xFFFF);
+    let to_json = |what: &str, v: Result<Value, serde_json::Error>| v.map_err(|e| format!("the adapter's {what}: {e}"));
+    let adapter = to_json("description", serde_json::to_value(device.info()))?;
+    let link = to_json("link", serde_json::to_value(device.link()))?;
+    Ok(json!({
+        "adapter": adapter,
+        "pci": {
+            "vendor_id": id(ids),
+            "device_id": id(ids >> 16),
+            "subsystem_vendor_id": id(subsystem),
+            "subsystem_id": id(subsystem >> 16),
+        },
+        "link": link,
+    }))
 }

@@ -57,6 +57,8 @@ pub struct WireReport {
     frames_received: u64,
     /// Datagrams longer than any frame, dropped.
     oversize_dropped: u64,
+    /// Frames queued for a peer that went away, dropped as the link went down.
+    link_down_dropped: u64,
 }
 
 /// Serves the adapter in `dir` on `socket` until the client goes or a signal arrives. The caller
@@ -147,7 +149,7 @@ pub fn run(global: &GlobalArgs, dir: &Path, socket: &Path, wire: Option<&WireArg
         intx_sent,
         msix_sent,
         wire: wire.zip(cable.as_ref()).map(|(w, cable)| {
-            let CableCounters { sent, received, oversize, .. } = cable.counters();
+            let CableCounters { sent, received, oversize, link_down_dropped, .. } = cable.counters();
             WireReport {
                 socket: w.local.clone(),
                 peer: w.peer.clone(),
@@ -155,6 +157,7 @@ pub fn run(global: &GlobalArgs, dir: &Path, socket: &Path, wire: Option<&WireArg
                 frames_sent: sent,
                 frames_received: received,
                 oversize_dropped: oversize,
+                link_down_dropped,
             }
         }),
     })
@@ -185,11 +188,12 @@ impl Report for ServeReport {
         };
         let wire = self.wire.as_ref().map_or(String::new(), |w| {
             format!(
-                "; on the wire {}: {} frames sent, {} received, {} oversize dropped",
+                "; on the wire {}: {} frames sent, {} received, {} oversize dropped, {} dropped as the link went down",
                 w.socket.display(),
                 w.frames_sent,
                 w.frames_received,
-                w.oversize_dropped
+                w.oversize_dropped,
+                w.link_down_dropped
             )
         });
         format!(

@@ -24,15 +24,26 @@
 #                                        decompressed) + programs in /bin + files + trees (copied
 #                                        onto the root) + INIT as /init + tests/qemu/guest.sh as
 #                                        /lib/guest.sh
-#   qemu_serve LOG CMD...                starts a vfio-user server (CMD must create $SOCK), waits for
-#                                        the socket; $SERVER_PID (stopped on exit, as is every PID a
-#                                        script adds to $QEMU_HELPER_PIDS)
+#   qemu_serve_at SOCK LOG CMD...        starts a vfio-user server (CMD must create SOCK), waits for
+#                                        the socket; its PID is $SERVED_PID and joins
+#                                        $QEMU_SERVER_PIDS (all stopped on exit, as is every PID a
+#                                        script adds to $QEMU_HELPER_PIDS); several may run at once
+#   qemu_serve LOG CMD...                the one-adapter form: qemu_serve_at $SOCK, the PID also
+#                                        in $SERVER_PID
+#   qemu_start LOG INITRD APPEND [-- ARGS...]
+#                                        boots a guest in the background, as qemu_boot does but with
+#                                        ARGS (the devices: qemu_vfu_args SOCK, a NIC, more serial
+#                                        ports) instead of the device at $SOCK; several may run at
+#                                        once; qemu_wait LOG waits for it and sets $QRC, qemu_kill
+#                                        LOG stops its QEMU (by the PID QEMU wrote; also on exit)
 #   qemu_boot INITRD LOG [APPEND]        boots q35/TCG with intel-iommu,caching-mode=on, RAM from a
 #                                        memfd (share=on), the device at $SOCK as vfio-user-pci;
 #                                        serial to LOG; sets $QRC; the kernel command line is
 #                                        qemu_cmdline's (no_timer_check: a busy host must not make
 #                                        the guest panic). QEMU_VIOMMU=off boots without the vIOMMU
 #                                        (no intel-iommu, intel_iommu=off): no groups
+#   qemu_vfu_args SOCK [ID]              the QEMU arguments of a vfio-user-pci device at SOCK behind
+#                                        its own root port, one a line (mapfile them)
 #   qemu_summary NAME LOG "ID..."        counts GUEST-CHECK lines by ID (a missing or unexpected one
 #                                        fails), fails a guest that never said GUEST-DONE or a QEMU
 #                                        that did not exit 0, prints each failed check with its
@@ -199,44 +210,87 @@ qemu_initramfs() {
   rm -rf "$root"
 }
 
-qemu_serve() {
-  local log=$1; shift
-  rm -f "$SOCK"
+qemu_serve_at() {
+  local sock=$1 log=$2 n
+  shift 2
+  rm -f "$sock"
   "$@" >"$log" 2>&1 &
-  SERVER_PID=$!
-  local n
+  SERVED_PID=$!
+  QEMU_SERVER_PIDS="${QEMU_SERVER_PIDS:-} $SERVED_PID"
   for n in $(seq 1 300); do
-    [ -S "$SOCK" ] && return 0
-    kill -0 "$SERVER_PID" 2>/dev/null || break
+    [ -S "$sock" ] && return 0
+    kill -0 "$SERVED_PID" 2>/dev/null || break
     sleep 0.05
   done
-  echo "$QEMU_NAME: the server did not create $SOCK:"; cat "$log"
+  echo "$QEMU_NAME: the server did not create $sock:"; cat "$log"
   return 1
 }
 
+qemu_serve() {
+  local r=0
+  qemu_serve_at "$SOCK" "$@" || r=$?
+  SERVER_PID=$SERVED_PID
+  return $r
+}
+
+qemu_vfu_args() {
+  local id=${2:-vfu0}
+  printf '%s\n' -device "pcie-root-port,id=rp-$id,chassis=1,slot=1" -device \
+    "{\"driver\":\"vfio-user-pci\",\"id\":\"$id\",\"bus\":\"rp-$id\",\"socket\":{\"type\":\"unix\",\"path\":\"$1\"}}"
+}
+
 qemu_boot() {
-  local initrd=$1 log=$2 append=${3:-}
-  local mem=${QEMU_MEM:-512M} t1 viommu=(-device intel-iommu,caching-mode=on) iommu_arg=intel_iommu=on errexit=
+  local initrd=$1 log=$2 append=${3:-} dev
+  mapfile -t dev < <(qemu_vfu_args "$SOCK")
+  qemu_start "$log" "$initrd" "$append" -- "${dev[@]}"
+  qemu_wait "$log"
+}
+
+# Each guest qemu_start ran: its log -> the PID of the background job that runs it (the job writes
+# QEMU's status to LOG.rc; QEMU writes its own PID to LOG.pid).
+declare -gA QEMU_GUEST_JOBS=()
+
+qemu_start() {
+  local log=$1 initrd=$2 append=$3
+  local mem=${QEMU_MEM:-512M} viommu=(-device intel-iommu,caching-mode=on) iommu_arg=intel_iommu=on
+  shift 3
+  [ "${1:-}" != -- ] || shift
   if [ "${QEMU_VIOMMU:-on}" = off ]; then viommu=(); iommu_arg=intel_iommu=off; fi
-  case $- in *e*) errexit=1 ;; esac
   QEMU_BOOT_LOGS="${QEMU_BOOT_LOGS:-} $log"
-  t1=$(date +%s)
-  set +e
-  timeout "${QEMU_TIMEOUT:-240}" "$QEMU" -accel tcg -machine q35,memory-backend=mem -cpu max \
-    -smp "${QEMU_SMP:-1}" -m "$mem" -object "memory-backend-memfd,id=mem,size=$mem,share=on" \
-    "${viommu[@]}" \
-    -device pcie-root-port,id=rp0,chassis=1,slot=1 \
-    -device "{\"driver\":\"vfio-user-pci\",\"id\":\"vfu0\",\"bus\":\"rp0\",\"socket\":{\"type\":\"unix\",\"path\":\"$SOCK\"}}" \
-    -nographic -nodefaults -no-reboot -serial stdio -display none ${QEMU_EXTRA:-} \
-    -kernel "$VMLINUZ" -initrd "$initrd" \
-    -append "$(qemu_cmdline "$iommu_arg" $append)" </dev/null 2>&1 |
-    tr -d '\r' >"$log"
-  QRC=${PIPESTATUS[0]}
-  [ -z "$errexit" ] || set -e
+  rm -f "$log.rc" "$log.pid"
+  date +%s >"$log.t0"
+  (
+    set +e
+    timeout "${QEMU_TIMEOUT:-240}" "$QEMU" -accel tcg -machine q35,memory-backend=mem -cpu max \
+      -smp "${QEMU_SMP:-1}" -m "$mem" -object "memory-backend-memfd,id=mem,size=$mem,share=on" \
+      "${viommu[@]}" -pidfile "$log.pid" \
+      -nographic -nodefaults -no-reboot -serial stdio -display none ${QEMU_EXTRA:-} "$@" \
+      -kernel "$VMLINUZ" -initrd "$initrd" \
+      -append "$(qemu_cmdline "$iommu_arg" $append)" </dev/null 2>&1 |
+      tr -d '\r' >"$log"
+    echo "${PIPESTATUS[0]}" >"$log.rc"
+  ) &
+  QEMU_GUEST_JOBS[$log]=$!
+}
+
+qemu_wait() {
+  local log=$1 t1
+  t1=$(cat "$log.t0")
+  wait "${QEMU_GUEST_JOBS[$log]}" 2>/dev/null || true
+  QRC=$(cat "$log.rc" 2>/dev/null || echo 255)
   echo >>"$log"   # a guest cut off mid-line must not swallow the host's first check line
-  qemu_say "qemu exited with $QRC after $(($(date +%s) - t1))s"
+  qemu_say "qemu ($(basename "$log")) exited with $QRC after $(($(date +%s) - t1))s"
   qemu_panic_line "$log" >/dev/null && qemu_say "the guest kernel panicked: $(qemu_panic_line "$log")"
   return 0
+}
+
+# qemu_kill LOG: stops the QEMU qemu_start started with LOG, by the PID it wrote (QEMU removes the
+# file when it exits), and waits for its job.
+qemu_kill() {
+  local pid
+  pid=$(cat "$1.pid" 2>/dev/null) || pid=
+  [ -z "$pid" ] || kill "$pid" 2>/dev/null || true
+  wait "${QEMU_GUEST_JOBS[$1]}" 2>/dev/null || true
 }
 
 # The guest kernel's command line: the serial console, the IOMMU argument, then
@@ -357,11 +411,14 @@ qemu_exit() {
   exit "$rc"
 }
 
-# Stops, by PID, the server this library started and the helpers a script started in the
+# Stops, by PID, the guests and servers this library started and the helpers a script started in the
 # background and listed in $QEMU_HELPER_PIDS, those that still run (on every exit, failures too).
 qemu_cleanup() {
-  local pid
-  for pid in ${QEMU_HELPER_PIDS:-} ${SERVER_PID:-}; do
+  local pid log
+  for log in "${!QEMU_GUEST_JOBS[@]}"; do
+    if kill -0 "${QEMU_GUEST_JOBS[$log]}" 2>/dev/null; then qemu_kill "$log"; fi
+  done
+  for pid in ${QEMU_HELPER_PIDS:-} ${QEMU_SERVER_PIDS:-}; do
     if kill -0 "$pid" 2>/dev/null; then
       kill "$pid" 2>/dev/null || true
       wait "$pid" 2>/dev/null || true

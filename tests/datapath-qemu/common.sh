@@ -37,6 +37,16 @@ carrier() { cat "/sys/class/net/$IF/carrier" 2>/dev/null || echo none; }
 carrier_is() { [ "$(carrier)" = "$1" ]; }
 # The netdev of the first PCI function with these IDs, or the first ethN.
 netdev_of() { ls "/sys/bus/pci/devices/$1/net" 2>/dev/null | head -1; }
+# be2net_up: IF is the netdev of the emulated OCe14000's function, up with $ME/24 (its carrier
+# awaited); the guest's log names both.
+be2net_up() {
+  BDF=$(find_dev 0x10df 0x0720)
+  IF=$(netdev_of "$BDF")
+  echo "GUEST: adapter ${BDF:-none}, netdev ${IF:-none}, $ME -> $PEER"
+  up "$ME"
+}
+# offloads on|off: every checksum, scatter-gather and segmentation offload of IF on or off.
+offloads() { $ETHTOOL -K "$IF" rx "$1" tx "$1" sg "$1" tso "$1" gso "$1" gro "$1" 2>/dev/null; }
 # up ADDR: the interface up with ADDR/24, at most 60 s for the carrier.
 up() {
   $IP addr add "$1/24" dev "$IF"

@@ -4,18 +4,14 @@
 # unloads be2net while it sends to B2.
 . /lib/guest.sh
 . /lib/common.sh
-BDF=$(find_dev 0x10df 0x0720)
-
-IF=$(netdev_of "$BDF")
-echo "GUEST: adapter ${BDF:-none}, netdev ${IF:-none}, $ME -> $PEER"
-up "$ME"
+be2net_up
 
 # Offloads off: checksums, scatter-gather, segmentation all done by the kernel.
-$ETHTOOL -K "$IF" rx off tx off sg off tso off gso off gro off 2>/dev/null
+offloads off
 barrier nooffload
 ping_check "ping-nooffload-ab ping 10.0.0.1 -> 10.0.0.2, offloads off" -c 3 -w 30 "$PEER"
 barrier nooffload-done
-$ETHTOOL -K "$IF" rx on tx on sg on tso on gso on gro on 2>/dev/null
+offloads on
 echo "GUEST-VALUE offloads=$($ETHTOOL -k "$IF" | grep -E '^(tx-checksumming|scatter-gather|tcp-segmentation-offload|rx-checksumming):' | tr '\n' ' ')"
 barrier default
 ping_check "ping-default-ab ping 10.0.0.1 -> 10.0.0.2, be2net's default offloads" -c 3 -w 30 "$PEER"

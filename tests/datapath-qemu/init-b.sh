@@ -3,17 +3,13 @@
 # counters where A needs them, and waits to be killed (with its server) after its last check.
 . /lib/guest.sh
 . /lib/common.sh
-BDF=$(find_dev 0x10df 0x0720)
+be2net_up
 
-IF=$(netdev_of "$BDF")
-echo "GUEST: adapter ${BDF:-none}, netdev ${IF:-none}, $ME -> $PEER"
-up "$ME"
-
-$ETHTOOL -K "$IF" rx off tx off sg off tso off gso off gro off 2>/dev/null
+offloads off
 barrier nooffload
 ping_check "ping-nooffload-ba ping 10.0.0.2 -> 10.0.0.1, offloads off" -c 3 -w 30 "$PEER"
 barrier nooffload-done
-$ETHTOOL -K "$IF" rx on tx on sg on tso on gso on gro on 2>/dev/null
+offloads on
 barrier default
 ping_check "ping-default-ba ping 10.0.0.2 -> 10.0.0.1, be2net's default offloads" -c 3 -w 30 "$PEER"
 barrier default-done

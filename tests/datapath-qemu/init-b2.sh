@@ -3,11 +3,7 @@
 # A's pings and its flood, and checks its own kernel log at the end.
 . /lib/guest.sh
 . /lib/common.sh
-BDF=$(find_dev 0x10df 0x0720)
-
-IF=$(netdev_of "$BDF")
-echo "GUEST: adapter ${BDF:-none}, netdev ${IF:-none}, $ME -> $PEER"
-up "$ME"
+be2net_up
 barrier b2-up
 barrier end
 dmesg_check dmesg-clean-b2

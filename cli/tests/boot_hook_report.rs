@@ -19,7 +19,8 @@ fn hook() -> PathBuf {
 }
 
 /// The stand-in for ocetool. `STUB_MODE`: `whole` prints a whole document (with `STUB_ID` and
-/// `STUB_PAD`, after `STUB_DELAY` seconds between its first line and the rest), `half` stops in
+/// `STUB_PAD`, after `STUB_DELAY` seconds between its first line and the rest; it marks its
+/// start with the file `started-STUB_ID` in `STUB_DIR`), `half` stops in
 /// the middle of one and fails, `none` prints the document of a run that found no adapter,
 /// `killed` dies of SIGKILL before printing. `restore-drivers`
 /// leaves a mark and succeeds.
@@ -30,6 +31,7 @@ esac
 case $STUB_MODE in
     whole)
         printf '{\n'
+        : > "$STUB_DIR/started-$STUB_ID"
         sleep "${STUB_DELAY:-0}"
         printf '  "schema": "ocetool/1",\n  "changed": true,\n  "id": "%s",\n  "pad": "%s"\n}\n' "$STUB_ID" "$STUB_PAD" ;;
     half) printf '{\n  "schema": "ocetool/1",\n  "changed": tr'; exit 1 ;;
@@ -108,6 +110,18 @@ impl Setup {
     }
 
     /// Every file in the run folder.
+    /// Waits until the stub of run `id` has begun its document (so that run holds the hook's
+    /// lock if it takes one): an event to wait for, not a time, so a loaded machine that starts
+    /// the first run late cannot swap the runs' order.
+    fn wait_started(&self, id: &str) {
+        let mark = self.dir.path().join(format!("started-{id}"));
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while !mark.exists() {
+            assert!(std::time::Instant::now() < deadline, "run {id} never started its document");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     fn files(&self) -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(self.run_dir())
             .unwrap()
@@ -160,10 +174,11 @@ fn a_run_that_leaves_no_whole_document_keeps_the_previous_report_and_says_so() {
 #[test]
 fn two_hooks_at_once_run_one_after_the_other_and_leave_the_first_ones_whole_report() {
     let s = Setup::new();
-    // The first prints a long document slowly; the second starts in the middle of it.
+    // The first prints a long document slowly (3 s, the time the second has to start and reach
+    // the lock); the second starts in the middle of it.
     let long = "x".repeat(400);
-    let a = s.spawn("whole", "a", &long, "0.8");
-    std::thread::sleep(Duration::from_millis(300));
+    let a = s.spawn("whole", "a", &long, "3");
+    s.wait_started("a");
     let b = s.spawn("whole", "b", "", "0.8");
     let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
     let first = log_line(&a);
@@ -185,8 +200,8 @@ fn two_hooks_at_once_never_share_a_temporary_file() {
     // tail left behind.
     let path = s.path_without_flock();
     let long = "x".repeat(400);
-    let a = s.command("whole", "a", &long, "0.8").env("PATH", &path).spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    let a = s.command("whole", "a", &long, "3").env("PATH", &path).spawn().unwrap();
+    s.wait_started("a");
     let b = s.command("whole", "b", "", "0.8").env("PATH", &path).spawn().unwrap();
     let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
     for out in [&a, &b] {

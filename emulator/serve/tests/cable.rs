@@ -3,14 +3,18 @@
 //! third socket standing in for QEMU's `-netdev dgram` or a sender of garbage. Frames are
 //! built and checked by the `etherparse` crate, never by the emulator's code.
 
+mod frames;
+
 use std::os::unix::net::UnixDatagram;
 use std::path::Path;
 
-use etherparse::{PacketBuilder, PacketHeaders, TransportHeader};
+use etherparse::{PacketHeaders, TransportHeader};
 use oce_emulator::datapath::Receipt;
 use oce_emulator_serve::cable::{CableCounters, DgramCable, MAX_DATAGRAM, pcap};
 use oce_testhost::driver::Nic;
 use oce_testhost::{Host, TxRequest};
+
+use frames::udp_frame;
 
 struct End {
     host: Host,
@@ -47,16 +51,6 @@ fn pump(a: &mut End, b: &mut End) {
         }
     }
     panic!("the cable never settled");
-}
-
-fn udp_frame(src: [u8; 6], dst: [u8; 6], data: &[u8]) -> Vec<u8> {
-    let mut frame = Vec::new();
-    PacketBuilder::ethernet2(src, dst)
-        .ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
-        .udp(7, 7)
-        .write(&mut frame, data)
-        .unwrap();
-    frame
 }
 
 fn plain(frame: Vec<u8>) -> TxRequest {

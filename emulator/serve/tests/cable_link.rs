@@ -4,11 +4,12 @@
 //! peer that comes back a link-up event, and frames cross again. Frames are built by the
 //! `etherparse` crate and events decoded by `oce-mailbox`, never by the emulator's code.
 
+mod frames;
+
 use std::cell::RefCell;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use etherparse::PacketBuilder;
 use oce_emulator::MacAddress;
 use oce_emulator_serve::cable::{Carrier, DeviceSlot, DgramCable};
 use oce_mailbox::Reader;
@@ -17,6 +18,8 @@ use oce_mailbox::commands::LinkStatusQuery;
 use oce_mailbox::entries::LinkStateEvent;
 use oce_testhost::driver::Nic;
 use oce_testhost::{Dev, Host, TxRequest};
+
+use frames::udp_frame;
 
 /// The test host's device, lent to a carrier for one turn.
 struct Slot<'a>(RefCell<&'a mut Host>);
@@ -85,16 +88,6 @@ fn turn_until(e: &mut End, what: &str, done: impl Fn(&End) -> bool) {
         e.turn();
         std::thread::sleep(Duration::from_millis(10));
     }
-}
-
-fn udp_frame(src: [u8; 6], dst: [u8; 6], data: &[u8]) -> Vec<u8> {
-    let mut frame = Vec::new();
-    PacketBuilder::ethernet2(src, dst)
-        .ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
-        .udp(7, 7)
-        .write(&mut frame, data)
-        .unwrap();
-    frame
 }
 
 fn send(e: &mut End, frame: &[u8]) {

@@ -343,3 +343,29 @@ fn doctor_and_verify_pass_the_boot_sections_of_a_good_flash() {
     assert_eq!((v["ok"].as_bool(), v["flash_bootable"].as_str()), (Some(true), Some("yes")));
     assert_eq!(s.json(&["reset", "--dry-run"])["flash_bootable"], "yes");
 }
+
+/// On a terminal, `fw update` draws one progress line, redrawn in place (carriage return and
+/// erase-line) with the section, the bar and the bytes, and erased at the end; the outcome is
+/// printed after it. `script` (util-linux) gives the run a pseudo-terminal.
+#[test]
+fn a_terminal_sees_a_progress_bar_that_is_erased_at_the_end() {
+    let s = Setup::new();
+    let file = s.image("new.ufi", ImageBuilder::new(NEW));
+    let command = format!("'{OCETOOL}' --device '{}' fw update '{}' --yes", s.dev, file.display());
+    let out = Command::new("script")
+        .args(["--quiet", "--return", "--command", &command, "/dev/null"])
+        .env_remove("OCETOOL_DEVICE")
+        .stdin(Stdio::null())
+        .output()
+        .expect("script (util-linux) runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let erase = "\r\u{1b}[2K";
+    let draws: Vec<&str> = text.split(erase).skip(1).collect();
+    assert!(draws.len() >= 2, "a bar drawn and erased:\n{text:?}");
+    let first = draws[0];
+    assert!(first.starts_with("firmware") || first.contains(" ["), "{first:?}");
+    assert!(first.contains(" [") && first.contains("] ") && first.contains(" B/"), "a bar with bytes: {first:?}");
+    let last = draws.last().unwrap();
+    assert!(last.trim_start().starts_with(&format!("Flashed {NEW}")), "the outcome after the erased bar: {last:?}");
+}

@@ -2,5 +2,6 @@
 
 pub mod build;
 pub mod inspect;
+mod progress;
 pub mod update;
 pub mod verify;

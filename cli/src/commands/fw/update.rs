@@ -5,7 +5,6 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-use indicatif::{ProgressBar, ProgressStyle};
 use oce_firmware::flash::{
     self, Action, FlashObserver, FlashPlan, OnFlash, Outcome, Policy, Safety, SectionOutcome, SectionRef, VersionChange,
 };
@@ -18,6 +17,8 @@ use oce_pci::PciFunction;
 use oce_pci::mmap::ReadOnlyMap;
 use oce_pci::signals;
 use serde::Serialize;
+
+use super::progress::Bar;
 
 use crate::error::{CliError, CliResult, flash_error, image_error};
 use crate::output::{Report, confirm};
@@ -251,7 +252,7 @@ fn stop_notice(safety: &Safety) -> String {
 /// Progress on stderr: a bar on a terminal, a line per section otherwise, nothing with `--json`
 /// or `--quiet`.
 struct Progress {
-    bar: Option<ProgressBar>,
+    bar: Option<Bar>,
     lines: bool,
     done: u64,
 }
@@ -260,18 +261,12 @@ impl Progress {
     fn new(quiet: bool, plan: &FlashPlan) -> Self {
         let total = plan.sections.iter().map(|s| u64::from(s.bytes)).sum();
         let tty = std::io::stderr().is_terminal();
-        let bar = (!quiet && tty).then(|| {
-            let bar = ProgressBar::new(total);
-            let style = ProgressStyle::with_template("{msg:24} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar());
-            bar.set_style(style.progress_chars("=> "));
-            bar
-        });
+        let bar = (!quiet && tty).then(|| Bar::new(total));
         Self { bar, lines: !quiet && !tty, done: 0 }
     }
 
-    fn finish(&self) {
-        if let Some(bar) = &self.bar {
+    fn finish(&mut self) {
+        if let Some(bar) = &mut self.bar {
             bar.finish_and_clear();
         }
     }
@@ -279,8 +274,8 @@ impl Progress {
 
 impl FlashObserver for Progress {
     fn section_started(&mut self, section: SectionRef, bytes: u32) {
-        if let Some(bar) = &self.bar {
-            bar.set_message(section.image_type.name().to_owned());
+        if let Some(bar) = &mut self.bar {
+            bar.set_message(section.image_type.name());
         }
         if self.lines {
             eprintln!("ocetool: writing {} ({bytes} bytes)", section.image_type.name());
@@ -288,14 +283,15 @@ impl FlashObserver for Progress {
     }
 
     fn bytes_sent(&mut self, _section: SectionRef, sent: u32, _total: u32) {
-        if let Some(bar) = &self.bar {
-            bar.set_position(self.done + u64::from(sent));
+        let position = self.done + u64::from(sent);
+        if let Some(bar) = &mut self.bar {
+            bar.set_position(position);
         }
     }
 
     fn section_done(&mut self, outcome: &SectionOutcome) {
         self.done += u64::from(outcome.bytes);
-        if let Some(bar) = &self.bar {
+        if let Some(bar) = &mut self.bar {
             bar.set_position(self.done);
         }
         if self.lines {

@@ -256,3 +256,10 @@ pub fn deliver(log: &mut Vec<Seen>, from: char, frame: &[u8], to: &mut Node, now
 pub fn pattern(len: usize, seed: u8) -> Vec<u8> {
     (0..len).map(|i| (i % 251) as u8 ^ seed).collect()
 }
+
+impl Pair {
+    /// Frames `a` has put on the wire, delivered or dropped.
+    pub fn sent_by_a(&self) -> usize {
+        self.sent_a
+    }
+}

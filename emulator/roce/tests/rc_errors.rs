@@ -120,6 +120,23 @@ fn a_send_without_a_receive_is_rnr_nakked_then_retried_after_the_timer_until_it_
 }
 
 #[test]
+fn an_rnr_wait_longer_than_the_ack_timeout_uses_no_retransmission() {
+    // retry_cnt 0: one ACK timeout (4 ms) would end the QP; the RNR timer (655.36 ms) is longer.
+    let mut p = Pair::with(|a, b| {
+        a.retry_cnt = 0;
+        b.min_rnr_timer = 0;
+    });
+    let kb = p.b.host.reg(BASE, 0x100);
+    p.a.qp.post_send(send(1, 10)).unwrap();
+    p.run();
+    assert_eq!(p.a.qp.deadline(), Some(Duration::from_micros(655_360)));
+    p.b.qp.post_recv(RecvWr { wr_id: 2, sges: vec![Sge { addr: BASE, len: 16, lkey: kb }] }).unwrap();
+    p.advance(Duration::from_micros(655_360));
+    assert_eq!(statuses(&p.a.host.completions), [(1, Status::Success)]);
+    assert_eq!(statuses(&p.b.host.completions), [(2, Status::Success)]);
+}
+
+#[test]
 fn rnr_retries_run_out_after_rnr_retry_naks() {
     let mut p = Pair::with(|a, _| a.rnr_retry = 2);
     p.a.qp.post_send(send(1, 10)).unwrap();

@@ -35,6 +35,8 @@ impl Qp {
                 }
                 self.rewind(p);
                 self.rnr_until = Some(now + rnr_timer(timer));
+                // The retransmit timer rests while the requester waits; sending restarts it.
+                self.ack_deadline = None;
             }
             Syndrome::Nak(code) => {
                 self.ack_through(env, psn_prev(p), now);

@@ -208,8 +208,11 @@ impl Qp {
         Ok(())
     }
 
-    /// Handles one packet addressed to this QP: a request for the responder, an ACK, NAK or
-    /// READ response for the completer. Packets for another QP and UD packets are ignored.
+    /// Handles one packet addressed to this QP: a request for the responder (which answers at
+    /// once: ACK, NAK or READ responses), an ACK, NAK or READ response for the completer.
+    /// Packets for another QP and UD packets are ignored. Work the packet unblocks on the send
+    /// side (after an ACK, a completed READ, a NAK's go-back) goes out at the next [`Qp::poll`]:
+    /// call it after each batch of received packets.
     pub fn receive<E: Env>(&mut self, env: &mut E, pkt: &Packet<'_>, now: Duration) {
         if self.state == QpState::Error || pkt.bth.dest_qpn != self.cfg.qpn || pkt.bth.opcode.is_ud() {
             return;

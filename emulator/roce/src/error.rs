@@ -40,6 +40,16 @@ pub enum Error {
     /// Inline data longer than the QP allows.
     #[error("inline data of {len} bytes exceeds the QP's {limit}")]
     InlineTooLong { len: usize, limit: usize },
+    /// A READ with inline data: its data comes back into local buffers, so it needs SGEs.
+    #[error("a READ needs local buffers (SGEs), not inline data")]
+    InlineRead,
+    /// A READ on a QP whose ORD (`max_rd_atomic`) is 0: it may not issue READs.
+    #[error("QP {qpn} has ORD 0 and may not issue READs")]
+    NoReadCredits { qpn: u32 },
+    /// A QP number that is 0 or wider than 24 bits (`spec/datapath.md` §2.3: QP 0 means
+    /// "discarded" to ocrdma).
+    #[error("QP number {0:#x} is not in 1..=0xffffff")]
+    Qpn(u32),
     /// A message longer than 2^31 bytes (IBTA vol 1 §9.4.1: DMA length).
     #[error("message of {0} bytes exceeds 2^31")]
     MessageTooLong(u64),

@@ -8,7 +8,7 @@ use std::time::Duration;
 use common::*;
 use oce_roce::Error;
 use oce_roce::packet::{NakCode, Opcode, Packet, Syndrome};
-use oce_roce::rc::{Completion, Data, QpEvent, QpState, RecvWr, Remote, SendKind, SendOp, SendWr, Sge, Status};
+use oce_roce::rc::{Completion, Data, Qp, QpEvent, QpState, RecvWr, Remote, SendKind, SendOp, SendWr, Sge, Status};
 
 fn wr(wr_id: u64, op: SendOp, data: Data) -> SendWr {
     SendWr { wr_id, op, data, signaled: true, solicited: false, fence: false }
@@ -272,7 +272,15 @@ fn queued_work_is_bounded_and_inline_data_too() {
     );
     assert_eq!(p.b.qp.post_send(send(4, 225)), Err(Error::InlineTooLong { len: 225, limit: 224 }));
     let read = wr(5, SendOp::Read(Remote { addr: 0, rkey: 1 }), Data::Inline(vec![0; 4]));
-    assert_eq!(p.b.qp.post_send(read), Err(Error::InlineTooLong { len: 4, limit: 0 }));
+    assert_eq!(p.b.qp.post_send(read), Err(Error::InlineRead));
+    let mut p = Pair::with(|a, _| a.max_rd_atomic = 0);
+    let read = wr(6, SendOp::Read(Remote { addr: 0, rkey: 1 }), Data::Sges(vec![]));
+    assert_eq!(p.a.qp.post_send(read), Err(Error::NoReadCredits { qpn: QPN_A }));
+    assert_eq!(Qp::new(config(0, QPN_B, 0, 0)).err(), Some(Error::Qpn(0)));
+    assert_eq!(Qp::new(config(QPN_A, 1 << 24, 0, 0)).err(), Some(Error::Qpn(1 << 24)));
+    let mut c = config(QPN_A, QPN_B, 0, 0);
+    c.mtu = 1500;
+    assert_eq!(Qp::new(c).err(), Some(Error::Mtu(1500)));
 }
 
 #[test]

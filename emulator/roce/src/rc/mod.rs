@@ -126,10 +126,16 @@ pub struct Qp {
 }
 
 impl Qp {
-    /// A QP in the ready state (RTS) with `cfg`; refuses an MTU IBTA does not define.
+    /// A QP in the ready state (RTS) with `cfg`; refuses an MTU IBTA does not define and QP
+    /// numbers that are 0 or wider than 24 bits.
     pub fn new(cfg: QpConfig) -> Result<Self, Error> {
         if ![256, 512, 1024, 2048, 4096].contains(&cfg.mtu) {
             return Err(Error::Mtu(cfg.mtu));
+        }
+        for qpn in [cfg.qpn, cfg.dest_qpn] {
+            if qpn == 0 || qpn > MASK_24 {
+                return Err(Error::Qpn(qpn));
+            }
         }
         Ok(Qp {
             state: QpState::Ready,

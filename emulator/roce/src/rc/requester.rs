@@ -21,16 +21,16 @@ impl Qp {
         if self.sq.len() >= self.cfg.max_send_wr {
             return Err(Error::QueueFull { queue: "send", limit: self.cfg.max_send_wr });
         }
+        let is_read = matches!(wr.op, SendOp::Read(_));
+        if is_read && self.cfg.max_rd_atomic == 0 {
+            return Err(Error::NoReadCredits { qpn: self.cfg.qpn });
+        }
         let len = match &wr.data {
-            Data::Inline(bytes) => {
-                if bytes.len() > self.cfg.max_inline || matches!(wr.op, SendOp::Read(_)) {
-                    return Err(Error::InlineTooLong {
-                        len: bytes.len(),
-                        limit: if matches!(wr.op, SendOp::Read(_)) { 0 } else { self.cfg.max_inline },
-                    });
-                }
-                bytes.len() as u64
+            Data::Inline(_) if is_read => return Err(Error::InlineRead),
+            Data::Inline(bytes) if bytes.len() > self.cfg.max_inline => {
+                return Err(Error::InlineTooLong { len: bytes.len(), limit: self.cfg.max_inline });
             }
+            Data::Inline(bytes) => bytes.len() as u64,
             Data::Sges(sges) => sgl::total(sges),
         };
         if len > MAX_MESSAGE {

@@ -318,3 +318,40 @@ fn ord_bounds_outstanding_reads_and_a_fenced_send_waits_for_them() {
     );
     assert_eq!(statuses(&p.a.host.completions), [(1, Status::Success), (2, Status::Success), (3, Status::Success)]);
 }
+
+#[test]
+fn a_read_response_lost_mid_stream_is_asked_for_again_from_there_after_the_ack_timeout() {
+    let mut p = Pair::new();
+    let remote = pattern(4000, 0x77);
+    let ka = p.a.host.reg(BASE, 0x2000);
+    let kb = p.b.host.reg(BASE + 0x8000, 0x2000);
+    p.b.host.fill(BASE + 0x8000, &remote);
+    p.drop_b_nth = Some(1); // the first MIDDLE, PSN 0xFFFFFF
+    let sges = vec![Sge { addr: BASE, len: 4000, lkey: ka }];
+    p.a.qp.post_send(wr(1, SendOp::Read(Remote { addr: BASE + 0x8000, rkey: kb }), Data::Sges(sges))).unwrap();
+    p.run();
+    assert!(p.a.host.completions.is_empty());
+    let timeout = p.a.qp.deadline().unwrap();
+    assert_eq!(timeout, Duration::from_millis(4));
+    p.now = timeout;
+    p.run();
+    use Opcode::*;
+    let seen: Vec<_> = p.log.iter().map(|s| (s.from, s.opcode, s.psn, s.len)).collect();
+    assert_eq!(
+        seen,
+        [
+            ('a', RcReadRequest, 0xFF_FFFE, 0),
+            ('b', RcReadResponseFirst, 0xFF_FFFE, 1024),
+            ('b', RcReadResponseMiddle, 0, 1024),
+            ('b', RcReadResponseLast, 1, 928),
+            // Asked again from the lost packet: the rest, 2976 bytes, as a new FIRST..LAST.
+            ('a', RcReadRequest, 0xFF_FFFF, 0),
+            ('b', RcReadResponseFirst, 0xFF_FFFF, 1024),
+            ('b', RcReadResponseMiddle, 0, 1024),
+            ('b', RcReadResponseLast, 1, 928),
+        ]
+    );
+    assert_eq!(p.a.host.bytes(BASE, 4000), &remote[..]);
+    assert_eq!(statuses(&p.a.host.completions), [(1, Status::Success)]);
+    assert_eq!((p.a.qp.next_psn(), p.b.qp.expected_psn()), (2, 2));
+}

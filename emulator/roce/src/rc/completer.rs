@@ -123,7 +123,9 @@ impl Qp {
         let last = e.read_done + 1 == e.npkts;
         let offset = e.read_done * mtu;
         let expected = (e.len - offset).min(mtu) as usize;
-        if pos.starts() != (e.read_done == 0) || pos.ends() != last || pkt.payload.len() != expected {
+        // A READ asked for again from packet k (after a timeout) gets FIRST..LAST anew, so a
+        // FIRST may come mid-message; a MIDDLE or LAST may not open one.
+        if (e.read_done == 0 && !pos.starts()) || pos.ends() != last || pkt.payload.len() != expected {
             return;
         }
         let super::Data::Sges(sges) = &e.wr.data else { return };

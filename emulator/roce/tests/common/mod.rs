@@ -129,7 +129,10 @@ pub struct Pair {
     pub drop_a: bool,
     /// Drop the n-th frame `a` sends (0-based), once.
     pub drop_a_nth: Option<usize>,
+    /// Drop the n-th frame `b` sends (0-based), once.
+    pub drop_b_nth: Option<usize>,
     sent_a: usize,
+    sent_b: usize,
 }
 
 pub fn config(qpn: u32, dest: u32, sq_psn: u32, rq_psn: u32) -> QpConfig {
@@ -193,7 +196,9 @@ impl Pair {
             log: Vec::new(),
             drop_a: false,
             drop_a_nth: None,
+            drop_b_nth: None,
             sent_a: 0,
+            sent_b: 0,
         }
     }
 
@@ -219,6 +224,12 @@ impl Pair {
                 deliver(&mut self.log, 'a', &f, &mut self.b, self.now);
             }
             for f in from_b {
+                let n = self.sent_b;
+                self.sent_b += 1;
+                if self.drop_b_nth == Some(n) {
+                    self.drop_b_nth = None;
+                    continue;
+                }
                 deliver(&mut self.log, 'b', &f, &mut self.a, self.now);
             }
         }

@@ -206,3 +206,32 @@ fn mixed_work_completes_in_order_and_a_read_implicitly_acknowledges_earlier_send
     assert_eq!(p.b.host.bytes(BASE + 0x9000, 100), &pattern(1500, 2)[..100]);
     assert_eq!(p.b.host.completions.len(), 2);
 }
+
+#[test]
+fn zero_length_sends_and_writes_take_one_packet_and_touch_no_memory() {
+    let mut p = Pair::new();
+    p.b.qp.post_recv(RecvWr { wr_id: 1, sges: vec![] }).unwrap();
+    p.a.qp.post_send(wr(1, SendOp::Send, Data::Sges(vec![]))).unwrap();
+    // No MR at all on B: a zero-length WRITE names no memory, so its rkey is not checked.
+    p.a.qp.post_send(wr(2, SendOp::Write(Remote { addr: 0xDEAD_0000, rkey: 0x999 }), Data::Inline(vec![]))).unwrap();
+    p.run();
+    assert_eq!(p.opcodes('a'), [Opcode::RcSendOnly, Opcode::RcWriteOnly]);
+    assert_eq!(
+        p.b.host.completions,
+        [Completion::Recv {
+            wr_id: 1,
+            byte_len: 0,
+            imm: None,
+            invalidate: None,
+            write_imm: false,
+            status: Status::Success
+        }]
+    );
+    let ok: Vec<_> =
+        p.a.host
+            .completions
+            .iter()
+            .map(|c| matches!(c, Completion::Send { byte_len: 0, status: Status::Success, .. }))
+            .collect();
+    assert_eq!(ok, [true, true]);
+}

@@ -12,6 +12,7 @@
 mod support;
 
 mod attributes;
+mod cq_v3;
 mod dcbx;
 pub mod descriptors;
 mod eth;
@@ -33,12 +34,16 @@ mod queue_context;
 mod queues;
 mod rdma;
 mod rdma_config;
+mod rdma_mr;
+mod rdma_qp;
+mod rdma_qp_params;
 mod rdma_stats;
 mod read_only;
 mod transceiver;
 mod version;
 
 pub use attributes::{CntlAttributes, GetCntlAttributes};
+pub use cq_v3::{CQ_V3_PAGE_SLOTS, CqCreateV3};
 pub use dcbx::{
     APP_ENTRIES, AppPriority, AppSelector, DEFAULT_SERVICE_LEVEL, DcbxConfig, DcbxFeatureState, DcbxParamType,
     DcbxSummary, GetDcbxConfig, PRIORITIES, ROCE_ETHERTYPE,
@@ -74,6 +79,11 @@ pub use rdma::{
     PD_DPP, PdGrant, PdRange,
 };
 pub use rdma_config::{RdmaConfig, RdmaQpFlags, RdmaQueryConfig};
+pub use rdma_mr::{
+    DeallocLkey, HPAGE_UNIT, MrAccess, NSMR_PBL_SLOTS, NsmrRegistered, PBE_LEN, Pbe, RegisterNsmr, RegisterNsmrCont,
+};
+pub use rdma_qp::{CreateQp, CreateQpFlags, DeleteQp, IRD_PAGE_SLOTS, QP_PAGE_SLOTS, QpCreated, QpType};
+pub use rdma_qp_params::{ModifyQp, ModifyQpValid, QP_PARAMS_LEN, QpModified, QpParams, QpState, QueryQp};
 pub use rdma_stats::{GetRdmaStats, RdmaStats};
 pub use read_only::{READ_ONLY_QUERIES, read_only_query};
 pub use support::format_mac;

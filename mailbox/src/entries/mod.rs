@@ -1,13 +1,21 @@
 //! Entries of the host-memory rings other than the WRB and its completion: the event-queue entry
 //! and the asynchronous events the firmware posts to an MCC's completion queue (spec/be2net-driver.md
-//! §3.1, §3.5; be_hw.h, be_cmds.h); the Ethernet rings' entries are in [`eth`] and re-exported
-//! here.
+//! §3.1, §3.5; be_hw.h, be_cmds.h); the Ethernet rings' entries are in [`eth`], the RDMA rings'
+//! WQEs, RQEs, CQEs and AH-table entries in `rdma_wqe` and `rdma_cqe`, all re-exported here.
 
 mod eth;
+mod rdma_cqe;
+mod rdma_wqe;
 
 pub use eth::{
     RX_COMPLETION_LEN, RX_DESCRIPTOR_LEN, RxCompletion, RxDescriptor, TX_COMPLETION_LEN, TX_WRB_LEN, TxCompletion,
     TxFragmentWrb, TxHeaderWrb, TxStatus,
+};
+
+pub use rdma_cqe::{AV_LEN, Av, AvGrh, CQE_LEN, Cqe, ROCE_ETHERTYPE, cqe_status};
+pub use rdma_wqe::{
+    FastRegister, Rqe, SGE_LEN, Sge, TYPE_LKEY, UdHeader, WQE_HEADER_LEN, WQE_STRIDE, WqeHeader, flag as wqe_flag,
+    opcode as wqe_opcode,
 };
 
 use crate::wire::{Reader, Wire, WireError, Writer};

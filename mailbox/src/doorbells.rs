@@ -9,6 +9,9 @@
 //! | 0x100 | [`RqDoorbell`] | `be_rxq_notify` |
 //! | 0x120 | [`EqDoorbell`] (bit 10 set) or [`CqDoorbell`] (bit 10 clear): [`EqCqDoorbell`] | `be_eq_notify`, `be_cq_notify` |
 //! | 0x140 | [`MccDoorbell`] | `be_mcc_notify` |
+//! | PD page + 0x1C0 | [`RoceSqDoorbell`] | ocrdma `ocrdma_ring_sq_db` |
+//! | PD page + 0x100 | [`RoceRqDoorbell`] | ocrdma `ocrdma_ring_rq_db` |
+//! | PD page + 0x120 | [`CqDoorbell`] with [`CqDoorbell::SOLICITED`] | ocrdma `ocrdma_ring_cq_db` |
 
 /// The shared EQ/CQ doorbell dword at 0x120: bit 10 tells which queue kind it rings.
 #[doc(alias = "DB_EQ_OFFSET")]
@@ -132,6 +135,10 @@ impl CqDoorbell {
     pub fn rearm(self) -> bool {
         self.0 & Self::REARM != 0
     }
+    /// True when the re-arm is for solicited completions (and errors) only.
+    pub fn solicited(self) -> bool {
+        self.0 & Self::SOLICITED != 0
+    }
 }
 
 /// An id split in two fields: its low bits in place, the bits of `ext` moved up by `shift`.
@@ -214,6 +221,27 @@ counting_doorbell! {
 }
 
 counting_doorbell! {
+    /// The RoCE SQ doorbell on a PD's doorbell page (page `pd_id` of the BAR; the kernel's QPs
+    /// use their PD's page too): bits 15:0 the SQ's doorbell id, bits 31:16 WQEs posted
+    /// (ocrdma and libocrdma always post 1) (ocrdma_sli.h `OCRDMA_DB_SQ_OFFSET`,
+    /// `OCRDMA_DB_SQ_SHIFT`; spec/datapath.md §2.2).
+    #[doc(alias = "OCRDMA_DB_SQ_OFFSET")]
+    RoceSqDoorbell { offset: 0x1C0, id_mask: 0xFFFF, count_shift: 16, count_mask: 0xFFFF }
+}
+
+counting_doorbell! {
+    /// The RoCE RQ doorbell on a PD's doorbell page: bits 15:0 the RQ's doorbell id, bits
+    /// 31:24 RQEs posted (`OCRDMA_DB_RQ_OFFSET`, `OCRDMA_DB_RQ_SHIFT`; spec/datapath.md §2.2).
+    /// On page 0 the same offset is be2net's Ethernet [`RqDoorbell`].
+    #[doc(alias = "OCRDMA_DB_RQ_OFFSET")]
+    RoceRqDoorbell { offset: 0x100, id_mask: 0xFFFF, count_shift: 24, count_mask: 0xFF }
+}
+
+/// Bytes per doorbell page: a PD's doorbells are at `pd_id × 4096` in the doorbell BAR
+/// (ocrdma `ocrdma_get_db_addr`, be2net's `db_page_size` on Skyhawk; spec/datapath.md §2.2).
+pub const DOORBELL_PAGE_LEN: u32 = 4096;
+
+counting_doorbell! {
     /// The TX doorbell: bits 10:0 ring id, bits 29:16 WRBs posted, spec/protocol.md §2.3. The
     /// offset is BEx's and Lancer's fixed one; on Skyhawk TX_CREATE v2 answers the offset to use.
     #[doc(alias = "DB_TXULP1_OFFSET")]
@@ -247,6 +275,18 @@ mod tests {
         assert_eq!(CqDoorbell::new(CqDoorbell::MAX_ID, false, 0).id(), CqDoorbell::MAX_ID);
         // be_cq_notify's disarm with nothing popped is the bare id.
         assert_eq!(CqDoorbell::new(7, false, 0).0, 7);
+    }
+
+    #[test]
+    fn roce_doorbells_golden_values() {
+        // ocrdma_ring_sq_db for dbid 2: 2 | 1 << 16; ocrdma_ring_rq_db: 2 | 1 << 24.
+        assert_eq!(RoceSqDoorbell::new(2, 1).0, 0x0001_0002);
+        assert_eq!(RoceRqDoorbell::new(2, 1).0, 0x0100_0002);
+        assert_eq!((RoceRqDoorbell(0x0300_0405).id(), RoceRqDoorbell(0x0300_0405).count()), (0x405, 3));
+        // ocrdma_ring_cq_db: CQ 5, armed solicited-only, 2 popped: 5 | 2 << 16 | 1 << 29 | 1 << 31.
+        let db = CqDoorbell(0xA002_0005);
+        assert_eq!((db.id(), db.popped(), db.rearm(), db.solicited()), (5, 2, true, true));
+        assert!(!CqDoorbell::new(5, true, 2).solicited());
     }
 
     #[test]

@@ -102,6 +102,14 @@ fuzz_all! {
     create_ah_table: CreateAhTable;
     delete_ah_table: DeleteAhTable;
     get_rdma_stats: GetRdmaStats;
+    cq_create_v3: CqCreateV3;
+    register_nsmr: RegisterNsmr;
+    register_nsmr_cont: RegisterNsmrCont;
+    dealloc_lkey: DeallocLkey;
+    create_qp: CreateQp;
+    modify_qp: ModifyQp;
+    query_qp: QueryQp;
+    delete_qp: DeleteQp;
 }
 
 proptest! {

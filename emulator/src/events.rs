@@ -118,6 +118,14 @@ pub enum Event {
         /// The new state.
         up: bool,
     },
+    /// A RoCE QP's SQ doorbell announced work and no RoCE transport is plugged in: the WQEs
+    /// stay posted, uncompleted.
+    RoceNotModelled {
+        /// The QP.
+        qp: u16,
+        /// Its SQ producer index after the doorbell.
+        producer: u32,
+    },
     /// Saving the state directory failed; the running model carries on in memory.
     StateSaveFailed {
         /// What went wrong.
@@ -154,6 +162,12 @@ impl fmt::Display for Event {
             Self::MsixBlocked { vector, reason } => write!(f, "MSI-X vector {vector} not sent: {reason:?}"),
             Self::InterruptSuppressed { eq } => write!(f, "EQ {eq} interrupt not raised: host interrupts are off"),
             Self::LinkChanged { up } => write!(f, "logical link {}", if *up { "up" } else { "down" }),
+            Self::RoceNotModelled { qp, producer } => {
+                write!(
+                    f,
+                    "QP {qp} SQ doorbell (producer {producer}): the RoCE transport is not modelled, WQEs not executed"
+                )
+            }
             Self::StateSaveFailed { message } => write!(f, "state save failed: {message}"),
         }
     }
@@ -185,6 +199,8 @@ pub enum QueueKind {
     Tx,
     /// Ethernet RX ring.
     Rx,
+    /// RoCE queue pair (an SQ or RQ doorbell).
+    Qp,
 }
 
 /// A queue the device was asked to touch that the function does not have: a queue doorbell

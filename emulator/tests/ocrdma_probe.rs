@@ -77,8 +77,9 @@ fn roce_eqs_get_their_own_vectors_after_be2nets() {
 #[test]
 fn every_mqe_is_completed_unknown_verbs_with_illegal_request() {
     let (_d, mut host, _nic, mut roce) = probed(1, 1);
-    // CREATE_QP (RDMA 6) and a CQ_CREATE version 3 (ocrdma's user CQs): no model, a clear status.
-    for (opcode, subsystem, version) in [(6, Subsystem::Rdma, 0), (12, Subsystem::Common, 3), (99, Subsystem::Rdma, 0)]
+    // ALLOC_LKEY (RDMA 11, ocrdma's DMA MR), a CQ_CREATE version 4 and an unknown opcode: no
+    // model, a clear status.
+    for (opcode, subsystem, version) in [(11, Subsystem::Rdma, 0), (12, Subsystem::Common, 4), (99, Subsystem::Rdma, 0)]
     {
         let req = ocrdma_request(opcode, subsystem, version, 236, 240);
         match host.mq_embedded(&mut roce, &req) {

@@ -265,10 +265,10 @@ short() { tr -d '\n' | tr -s ' ' | cut -c1-280; }
 check1() { host_check "$LOG" "$1" "$2" "${3:-}"; }
 FUNCTION='.adapters[].functions[] | select(.device_id == "0x0720")'
 # An emulator gap, allowed but not required: the RDMA core's MAD agent needs a completion queue
-# and QP1 that ocrdma cannot create, since the emulator models no RDMA data path (ocrdma's
-# CQ_CREATE version 3 is ILLEGAL_REQUEST; emulator/src/assumptions/rdma.rs, tests/README.md): up
-# to three error lines per registration, which ibv_devices and ibv_devinfo do not depend on. Any
-# other error or warning line of be2net or ocrdma fails.
+# and QP1, which an emulator without CQ_CREATE version 3 and CREATE_QP refused
+# (emulator/src/assumptions/rdma.rs, tests/README.md): up to three error lines per registration,
+# which ibv_devices and ibv_devinfo do not depend on. Any other error or warning line of be2net or
+# ocrdma fails.
 MAD="Couldn't create ib_mad CQ|Couldn't open port 1|ocrdma_mbx_cmd\(\) cqe_status=0x2, ext_status=0x0,"
 mad() { grep '^GUEST-ERR' "$1" | grep -cE "$MAD"; }
 others() { grep '^GUEST-ERR' "$1" | grep -vE "$MAD"; }

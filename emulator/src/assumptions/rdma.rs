@@ -10,13 +10,52 @@
 //!   ILLEGAL_REQUEST, as an opcode the firmware does not have. ocrdma never gets that far on a
 //!   NIC function (it checks `function_mode` first).
 //! - **What is modelled**: QUERY_CONFIG (the fixed limits of [`ROCE_LIMITS`]), GET_RDMA_STATS
-//!   (every counter zero: no RDMA traffic flows; a reset request changes nothing), single PDs
-//!   (ALLOC_PD / DEALLOC_PD), PD ranges (ALLOC_PD_RANGE / DEALLOC_PD_RANGE) and the address
-//!   handle table (CREATE_AH_TBL / DELETE_AH_TBL). No RDMA data path: every other RDMA opcode
-//!   (QPs, memory registration, SRQs, multicast) is ILLEGAL_REQUEST, completed like
-//!   any command, so a verb the model lacks fails at once with a clear status and never leaves
-//!   the driver waiting. CQ_CREATE version 3 (ocrdma's user completion queues) is likewise
-//!   ILLEGAL_REQUEST; version 2 (the MCC's queue) is implemented.
+//!   (every counter zero; a reset request changes nothing), single PDs (ALLOC_PD / DEALLOC_PD),
+//!   PD ranges (ALLOC_PD_RANGE / DEALLOC_PD_RANGE), the address handle table (CREATE_AH_TBL /
+//!   DELETE_AH_TBL), CQ_CREATE version 3, memory regions (REGISTER_NSMR, REGISTER_NSMR_CONT,
+//!   DEALLOC_LKEY) and queue pairs (CREATE_QP, MODIFY_QP, QUERY_QP, DELETE_QP) with their
+//!   doorbells on the PD pages. Not modelled: the RC/UD transport itself (a posted send WQE is
+//!   logged as [`crate::events::Event::RoceNotModelled`], never completed), ALLOC_LKEY,
+//!   SRQs, memory windows, multicast: those opcodes are ILLEGAL_REQUEST, completed like any
+//!   command, so a verb the model lacks fails at once with a clear status.
+//! - **CQ_CREATE v3** (`handlers::rdma_cq`): 4 KiB pages only (`page_size` 1; ocrdma's CQs of
+//!   `max_cqe` × 16 bytes use exactly that), `valid` set, 1..=4 pages holding `cqe_count` entries
+//!   of 16 bytes, an existing EQ when eventable, and a `pd_id` of 0 (kernel) or a PD in use (a
+//!   user CQ); otherwise ILLEGAL_FIELD. **GUESS**: a user CQ's doorbell rings on its PD's page
+//!   only; a CQ doorbell on another page is a queue miss and changes nothing.
+//! - **Memory regions** (`firmware::rdma::mr`): keys are `index << 8 | generation`, indices from
+//!   [`FIRST_MR_INDEX`] (so no key is 0, the reserved DMA lkey) up to `max_mr`; the generation
+//!   byte grows each time an index is reused, so a stale key names nothing. **GUESS**: the key
+//!   byte a real adapter picks is not public. REGISTER_NSMR needs a PD in use, a non-zero page
+//!   size, PBL pages of at least one entry, room in the PBL pages for `ceil((fbo + len) /
+//!   page)` entries (non-FR regions), and no more PBL addresses than `num_pbl` (all of them when
+//!   `last`); REGISTER_NSMR_CONT must name an open key, continue at the next PBL index and, when
+//!   `last`, complete the list; DEALLOC_LKEY must name an existing key exactly. Any miss is
+//!   ILLEGAL_FIELD; a full table INSUFFICIENT_RESOURCES. When a non-FR region completes, the
+//!   device reads its PBEs from the PBL pages before the command completes; a PBL page it cannot
+//!   read leaves the region without pages (logged as a DMA fault), so later accesses to it fail.
+//!   An FR region's PBEs come with its FR_MR WQE.
+//! - **Queue pairs** (`firmware::rdma::qp`): **GUESS** the GSI QP is [`GSI_QP_ID`] (1, the wire
+//!   QPN of QP1, so CQE `qpn`, DETH and the wire agree; one per function) and RC/UD QPs take
+//!   the lowest free id from 2 to [`MAX_QP_ID`]; the SQ and RQ doorbell ids equal the QP id.
+//!   CREATE_QP needs a PD in use, existing SQ and RQ CQs, type GSI, RC or UD, the entry sizes
+//!   QUERY_CONFIG reports (256 / 128), at most `max_wqes` / `max_rqes` entries and rings their
+//!   pages hold; an SRQ (none can exist) is ILLEGAL_FIELD. The grant echoes the request's sizes,
+//!   SGE counts and ORD/IRD. The IRD pages are kept and never read (**GUESS**: how firmware uses
+//!   them is not public; the model answers READs from the requester's memory directly).
+//!   MODIFY_QP follows IBTA's transitions (RST→INIT→RTR→RTS, RTS↔SQD, SQE→RTS, any→RST/ERR; a
+//!   state may repeat where IBTA allows); **GUESS**: an illegal one is ILLEGAL_FIELD, as is a
+//!   path MTU other than 256–4096, or ORD/IRD above the limits. Only parameters whose valid bit is
+//!   set change; the AV (GIDs, DMAC, flow label, SL, hop limit, traffic class) comes with the
+//!   flow-label bit, the VLAN with its own. →INIT and →RST reset the SQ/RQ producer indices
+//!   (ocrdma resets its own, `ocrdma_qp_state_change`). After →ERR the device posts nothing
+//!   for the QP. QUERY_QP answers the block as set; DELETE_QP, QUERY_QP and MODIFY_QP of an
+//!   unknown id are ILLEGAL_FIELD. No async QP events are raised.
+//! - **Doorbells on PD pages** (`device::queues::roce`): on page `p` = 1..=15 of the doorbell
+//!   BAR, 0x1C0 is the SQ doorbell (dbid 15:0, count 31:16), 0x100 the RQ doorbell (dbid, count
+//!   31:24) and 0x120 the CQ doorbell; the SQ and RQ doorbells must name a QP of PD `p` and a
+//!   CQ doorbell a CQ created with PD `p`, else it is a queue miss and changes nothing. Page 0
+//!   keeps be2net's meaning (0x100 is the Ethernet RQ doorbell); kernel QPs and CQs ring there.
 //! - **Protection domains** (`firmware::rdma`): ids from [`FIRST_PD_ID`] up to [`RDMA_MAX_PD`]
 //!   of them, shared by single PDs and ranges. A range is the lowest run of free ids long
 //!   enough; one that does not fit is FAILED with INSUFFICIENT_RESOURCES, as is a PD past the
@@ -26,16 +65,16 @@
 //!   DEALLOC_PD_RANGE exactly a range handed out (start and count), else ILLEGAL_FIELD.
 //! - **Address handle tables** (`firmware::rdma`): one per function ([`MAX_AH_TABLES`]), ids
 //!   from 1; the request needs 1–8 pages, a non-zero entry size and a non-zero first page-list
-//!   address (ILLEGAL_FIELD otherwise). The firmware never reads the table: no UD traffic is
-//!   modelled. DELETE_AH_TBL of an unknown id is ILLEGAL_FIELD.
-//! - **What resets clear**: PDs and tables are the function's, like its queues ([`super::queues`]):
+//!   address (ILLEGAL_FIELD otherwise). The page list's address, page count and size and the
+//!   entry size are kept, so an AV can be read when a UD send names it. DELETE_AH_TBL of an
+//!   unknown id is ILLEGAL_FIELD.
+//! - **What resets clear**: PDs, tables, regions and QPs are the function's, like its queues ([`super::queues`]):
 //!   FUNCTION_RESET, a function-level reset, a chip reset and a power cycle drop them.
 //! - **What the real ocrdma showed** (`tests/seed-workflow/run.sh`, Debian 6.1): with the
 //!   commands above and the MCC engine's second queue it registers `ocrdma0`, `ibv_devinfo` opens
 //!   it (alloc_ucontext takes a PD from the pre-allocated range: no command), and the port is
-//!   ACTIVE once the netdev is up. The RDMA core's MAD agent then fails to open port 1: its CQ is
-//!   a CQ_CREATE version 3, ILLEGAL_REQUEST here (and its QP1 would be CREATE_QP), three error
-//!   lines in the kernel log. With a translating vIOMMU, `ibv_devinfo` is killed by the guest
+//!   ACTIVE once the netdev is up. Before CQ_CREATE v3 and CREATE_QP were modelled, the RDMA
+//!   core's MAD agent failed to open port 1 (three error lines in the kernel log). With a translating vIOMMU, `ibv_devinfo` is killed by the guest
 //!   kernel ("Corrupted page table"): ocrdma hands user space `virt_to_phys()` of a DMA-API
 //!   buffer, which the IOMMU layer allocated through a remapping; not the device's doing.
 
@@ -58,11 +97,25 @@ pub const RDMA_MAX_PD: u16 = (super::BAR4_LEN / ROCE_DOORBELL_PAGE) as u16 - FIR
 /// Address handle tables per function: ocrdma creates one per device.
 pub const MAX_AH_TABLES: usize = 1;
 
+/// The first memory-region index; keys are `index << 8 | generation`, so none is 0, the lkey
+/// ocrdma's kernel QPs use for bus addresses (spec/datapath.md §2.1). **GUESS**.
+pub const FIRST_MR_INDEX: u32 = 1;
+
+/// The GSI QP's id: QP1, as on the wire (spec/datapath.md §3.1). **GUESS**: the id firmware
+/// returns for it is not public; ocrdma only requires it to be non-zero.
+pub const GSI_QP_ID: u16 = 1;
+
+/// The highest QP id: ids 2..=1024 for RC and UD QPs, 1023 of them, plus the GSI QP: the
+/// `max_qp` of [`ROCE_LIMITS`]. **Invented**, like that limit.
+pub const MAX_QP_ID: u16 = ROCE_LIMITS.max_qp as u16;
+
 /// What RDMA QUERY_CONFIG reports. **Invented** (plausible for a 10 GbE RoCE v1 adapter, none
 /// from a real OCe14000): RoCE v1 only (`l3_type` 0); no DPP PDs, CQs or credits (the model has
 /// no DPP region); 256-byte send and 128-byte receive entries; fewer than 2048 CQs (ocrdma
 /// `BUG()`s on an event for CQ id 2048 or more, spec/be2net-driver.md §5.3); the PD count is
-/// [`RDMA_MAX_PD`].
+/// [`RDMA_MAX_PD`]. `max_wqes` equals `max_cqes` (1024): ocrdma makes every CQ `max_cqe` long,
+/// so a deeper SQ could not have its send CQ (xprtrdma and svcrdma fail at send-CQ creation
+/// otherwise, spec/datapath.md §2.5).
 pub const ROCE_LIMITS: RdmaConfig = RdmaConfig {
     qp_flags: RdmaQpFlags(RdmaQpFlags::SRQ_SUPPORTED),
     max_qp: 1024,
@@ -92,7 +145,7 @@ pub const ROCE_LIMITS: RdmaConfig = RdmaConfig {
     max_dpp_pds: 0,
     max_dpp_credits_pds_per_pd: 0,
     max_rqes: 2048,
-    max_wqes: 2048,
+    max_wqes: 1024,
     max_cqes: 1024,
     max_cq: 1024,
     max_srq_sge: 3,

@@ -37,6 +37,9 @@ struct CqState {
     outstanding: u32,
     /// The next entry posts an event to the CQ's EQ.
     armed: bool,
+    /// Armed for solicited (or error) entries only: CQ doorbell bit 31 (ocrdma
+    /// `OCRDMA_DB_CQ_SOLICIT_SHIFT`, spec/datapath.md §2.3 "Arming").
+    solicited_only: bool,
 }
 
 /// The EQs' and CQs' indices.
@@ -93,6 +96,7 @@ impl EventEngine {
         cq.outstanding = cq.outstanding.saturating_sub(db.popped().into());
         let event = eq.filter(|_| db.rearm() && cq.outstanding > 0);
         cq.armed = db.rearm() && event.is_none();
+        cq.solicited_only = db.rearm() && db.solicited();
         if let Some(eq) = event {
             self.post_event(eq, id, env);
         }
@@ -102,6 +106,12 @@ impl EventEngine {
     /// tells its EQ. A CQ that does not exist (destroyed under a queue still using it) takes
     /// nothing.
     pub(crate) fn post_completion(&mut self, cq_id: u16, entry: &[u8; COMPLETION_LEN], env: &mut Env<'_>) {
+        self.post_marked(cq_id, entry, false, env);
+    }
+
+    /// [`EventEngine::post_completion`] for an entry that is `solicited` (a solicited receive,
+    /// or an error): it also ends a solicited-only arming; other entries do not.
+    pub(crate) fn post_marked(&mut self, cq_id: u16, entry: &[u8; COMPLETION_LEN], solicited: bool, env: &mut Env<'_>) {
         let q = &env.resources.queues;
         let Some(ctx) = q.cq(cq_id) else {
             env.miss(QueueKind::Cq, cq_id);
@@ -112,7 +122,7 @@ impl EventEngine {
         let at = ring.entry(cq.producer);
         cq.producer = ring.advance(cq.producer, 1);
         cq.outstanding = cq.outstanding.saturating_add(1).min(ring.entries);
-        let event = eq.filter(|_| cq.armed);
+        let event = eq.filter(|_| cq.armed && (solicited || !cq.solicited_only));
         if event.is_some() {
             cq.armed = false;
         }

@@ -12,7 +12,8 @@
 //! - [`TxEngine`] (`tx`): TX requests — WRBs gathered, offloads applied, frames handed to the
 //!   [`Wire`], completions;
 //! - [`RxEngine`] (`rx`): RX rings — posted fragments, frames that arrive, filters, v1
-//!   completions.
+//!   completions;
+//! - [`roce`]: the seam a RoCE transport plugs into, told of posted QP work.
 //!
 //! The environment holds the firmware's [`Resources`] (the queue contexts the commands made,
 //! the interfaces and their filters) read-only, the host memory, and an [`Effects`] list in
@@ -24,6 +25,7 @@ mod events;
 pub mod frame;
 mod mcc;
 mod per_queue;
+pub mod roce;
 pub mod rss;
 mod rx;
 mod stats;
@@ -97,13 +99,15 @@ pub(crate) struct Datapath {
     pub(crate) rx: RxEngine,
     /// The cable the port is plugged into, if any.
     pub(crate) wire: Option<Box<dyn Wire>>,
+    /// The RoCE transport told of posted QP work, if one is plugged in.
+    pub(crate) roce: Option<Box<dyn roce::RoceTransport>>,
 }
 
 impl Datapath {
     /// Every engine back to nothing posted, nothing armed (a reset: the queues are gone too).
     /// The cable stays plugged in.
     pub(crate) fn reset(&mut self) {
-        let wire = self.wire.take();
-        *self = Self { wire, ..Self::default() };
+        let (wire, roce) = (self.wire.take(), self.roce.take());
+        *self = Self { wire, roce, ..Self::default() };
     }
 }

@@ -130,6 +130,12 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         self.queue_misses.snapshot()
     }
 
+    /// Plugs in the RoCE transport the RoCE doorbells announce posted QP work to
+    /// ([`crate::datapath::roce`]); without one, posted SQ WQEs are logged as not modelled.
+    pub fn set_roce_transport(&mut self, transport: Box<dyn crate::datapath::roce::RoceTransport>) {
+        self.datapath.roce = Some(transport);
+    }
+
     /// Returns and clears [`Device::queue_misses`].
     pub fn take_queue_misses(&mut self) -> Vec<QueueMiss> {
         self.queue_misses.take()

@@ -2,7 +2,7 @@
 //! the response encoded by the command types of `oce_mailbox::commands` (the host and the
 //! emulator share one codec; nothing is re-encoded by hand here).
 //!
-//! Subsystems COMMON and ETH are implemented, RDMA's resource commands on a RoCE function, and
+//! Subsystems COMMON and ETH are implemented, RDMA's resource and verb commands on a RoCE function, and
 //! DCBX (0x10) GET_CONFIG. Unknown opcodes,
 //! subsystems and unsupported versions answer ILLEGAL_REQUEST (2), as the real firmware does
 //! (spec/protocol.md §3.5, §8 item 8). On a VF, the adapter-wide COMMON commands of
@@ -11,14 +11,15 @@
 
 use oce_mailbox::command::{Command, decode_request};
 use oce_mailbox::commands::{
-    AcpiWolQuery, AllocPd, AllocPdRange, CqCreate, CqDestroy, CreateAhTable, DeallocPd, DeallocPdRange, DeleteAhTable,
-    EnableDisableBeacon, EqCreate, EqDestroy, FatOperation, FatRequest, FunctionReset, GetActiveProfile,
-    GetBeaconState, GetCntlAdditionalAttributes, GetCntlAttributes, GetDcbxConfig, GetFlowControl, GetFnPrivileges,
-    GetFuncConfig, GetFwVersion, GetMacList, GetPhyDetails, GetPortName, GetProfileConfig, GetProfileList,
-    GetRdmaStats, GetStatistics, IfCreate, IfDestroy, LinkStatusQuery, MccCreateExt, MccDestroy, ModifyEqDelay,
-    PmacAdd, PmacDel, QueryFat, QueryFirmwareConfig, RdmaQueryConfig, ReadFlashrom, ReadTransceiverData, RssConfig,
-    RxCreate, RxDestroy, RxFilter, SetActiveProfile, SetDriverFunctionCap, SetFlowControl, SetInterruptEnable,
-    SetLogicalLinkConfig, SetProfileConfig, TxCreate, TxDestroy, VlanConfig, WriteFlashrom,
+    AcpiWolQuery, AllocPd, AllocPdRange, CqCreate, CqCreateV3, CqDestroy, CreateAhTable, CreateQp, DeallocLkey,
+    DeallocPd, DeallocPdRange, DeleteAhTable, DeleteQp, EnableDisableBeacon, EqCreate, EqDestroy, FatOperation,
+    FatRequest, FunctionReset, GetActiveProfile, GetBeaconState, GetCntlAdditionalAttributes, GetCntlAttributes,
+    GetDcbxConfig, GetFlowControl, GetFnPrivileges, GetFuncConfig, GetFwVersion, GetMacList, GetPhyDetails,
+    GetPortName, GetProfileConfig, GetProfileList, GetRdmaStats, GetStatistics, IfCreate, IfDestroy, LinkStatusQuery,
+    MccCreateExt, MccDestroy, ModifyEqDelay, ModifyQp, PmacAdd, PmacDel, QueryFat, QueryFirmwareConfig, QueryQp,
+    RdmaQueryConfig, ReadFlashrom, ReadTransceiverData, RegisterNsmr, RegisterNsmrCont, RssConfig, RxCreate, RxDestroy,
+    RxFilter, SetActiveProfile, SetDriverFunctionCap, SetFlowControl, SetInterruptEnable, SetLogicalLinkConfig,
+    SetProfileConfig, TxCreate, TxDestroy, VlanConfig, WriteFlashrom,
 };
 use oce_mailbox::header::{HEADER_LEN, RequestHeader, Subsystem};
 use oce_mailbox::status::{BaseStatus, CompletionStatus};
@@ -26,7 +27,7 @@ use oce_mailbox::wire::{Reader, Wire, Writer};
 
 use super::handlers::{
     dcbx, device, eth, fat, flashrom, illegal_field, illegal_request, interface, port, profile, queues, rdma,
-    transceiver, unauthorized,
+    rdma_objects, transceiver, unauthorized,
 };
 use super::{Context, Firmware, Owed};
 use crate::assumptions::{STATUS_BAD_LENGTH, STATUS_NO_SUCH_DOMAIN, VF_REFUSED_OPCODES};
@@ -90,6 +91,9 @@ impl Firmware {
             GetFlowControl::OPCODE => run(self, cx, hdr, buf, port::get_flow_control),
             SetLogicalLinkConfig::OPCODE => run_owing(self, cx, hdr, buf, port::set_logical_link_config),
             EqCreate::OPCODE => run(self, cx, hdr, buf, queues::eq_create),
+            CqCreate::OPCODE if hdr.version == CqCreateV3::VERSION => {
+                run(self, cx, hdr, buf, rdma_objects::cq_create_v3)
+            }
             CqCreate::OPCODE => run(self, cx, hdr, buf, queues::cq_create),
             MccCreateExt::OPCODE => run(self, cx, hdr, buf, queues::mcc_create_ext),
             EqDestroy::OPCODE => run(self, cx, hdr, buf, queues::eq_destroy),
@@ -121,7 +125,7 @@ impl Firmware {
     }
 
     /// Runs an RDMA command: only on a function whose running profile has RoCE; the verbs the
-    /// model has no data path for (QPs, memory registration, ...) are ILLEGAL_REQUEST.
+    /// model lacks (ALLOC_LKEY, SRQs, memory windows, multicast) are ILLEGAL_REQUEST.
     fn dispatch_rdma(&mut self, cx: &Context, hdr: &RequestHeader, buf: &[u8]) -> Reply {
         if !self.state.runtime.active.function_mode().is_rdma() {
             return Err(illegal_request());
@@ -135,6 +139,13 @@ impl Firmware {
             GetRdmaStats::OPCODE => run(self, cx, hdr, buf, rdma::get_rdma_stats),
             AllocPdRange::OPCODE => run(self, cx, hdr, buf, rdma::alloc_pd_range),
             DeallocPdRange::OPCODE => run(self, cx, hdr, buf, rdma::dealloc_pd_range),
+            RegisterNsmr::OPCODE => run_owing(self, cx, hdr, buf, rdma_objects::register_nsmr),
+            RegisterNsmrCont::OPCODE => run_owing(self, cx, hdr, buf, rdma_objects::register_nsmr_cont),
+            DeallocLkey::OPCODE => run(self, cx, hdr, buf, rdma_objects::dealloc_lkey),
+            CreateQp::OPCODE => run(self, cx, hdr, buf, rdma_objects::create_qp),
+            ModifyQp::OPCODE => run(self, cx, hdr, buf, rdma_objects::modify_qp),
+            QueryQp::OPCODE => run(self, cx, hdr, buf, rdma_objects::query_qp),
+            DeleteQp::OPCODE => run(self, cx, hdr, buf, rdma_objects::delete_qp),
             _ => Err(illegal_request()),
         }
     }

@@ -43,6 +43,9 @@ pub struct Owed {
     /// The function's logical link may have changed: the MCCs subscribed to link-state events
     /// hear of a change.
     pub link_event: bool,
+    /// A memory region's PBL list is complete: the device reads its page-buffer entries from
+    /// host memory (the firmware never touches host memory itself).
+    pub mr_pbes: Option<u32>,
 }
 
 /// What executing one command did, for the transport to complete it.

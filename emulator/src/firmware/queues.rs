@@ -71,6 +71,9 @@ pub(crate) struct CompletionQueue {
     /// Armed at creation.
     pub(crate) armed: bool,
     pub(crate) serial: u64,
+    /// The user context's PD a CQ_CREATE v3 gave (its doorbell rings on that PD's page); 0 for
+    /// kernel CQs.
+    pub(crate) user_pd: u16,
 }
 
 /// An MCC queue's context (MCC_CREATE_EXT).

@@ -71,15 +71,15 @@ pub fn ocrdma_request(opcode: u8, subsystem: Subsystem, version: u8, len: usize,
     header_only(opcode, subsystem, version, len, 20, cmd_len)
 }
 
-fn put32(buf: &mut [u8], at: usize, v: u32) {
+pub(crate) fn put32(buf: &mut [u8], at: usize, v: u32) {
     buf[at..at + 4].copy_from_slice(&v.to_le_bytes());
 }
 
-fn get32(buf: &[u8], at: usize) -> u32 {
+pub(crate) fn get32(buf: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(buf[at..at + 4].try_into().unwrap())
 }
 
-fn put_pages(buf: &mut [u8], at: usize, pages: &[u64]) {
+pub(crate) fn put_pages(buf: &mut [u8], at: usize, pages: &[u64]) {
     for (i, &p) in pages.iter().enumerate() {
         put32(buf, at + 8 * i, p as u32);
         put32(buf, at + 8 * i + 4, (p >> 32) as u32);

@@ -1,4 +1,5 @@
-//! The queue doorbells at 0x060, 0x100, 0x120 and 0x140 of the doorbell BAR, and what the device
+//! The queue doorbells at 0x060, 0x100, 0x120 and 0x140 of the doorbell BAR's page 0 and the
+//! RoCE doorbells on its other pages, and what the device
 //! does around the ring engines of [`crate::datapath`] (spec/be2net-driver.md §3.3–§3.5, §4.1;
 //! the rules in [`crate::assumptions`], "queues"): it hands each doorbell to its engine in an
 //! environment made of the firmware's queue contexts and the host memory, then does what the
@@ -6,14 +7,16 @@
 //! INTx). It also announces the link and runs [`Device::poll`] for what waits on time.
 //!
 //! - [`mcc`]: the MCC ring engine's commands, run inside the MCC doorbell write;
-//! - [`ethernet`]: the TX and RX doorbells.
+//! - [`ethernet`]: the TX and RX doorbells;
+//! - [`roce`]: the RoCE SQ, RQ and CQ doorbells on the PD pages 1..=15 (page = offset >> 12).
 
 mod ethernet;
 mod mcc;
+mod roce;
 
 use std::time::Instant;
 
-use oce_mailbox::doorbells::{EqCqDoorbell, MccDoorbell, RqDoorbell, TxDoorbell};
+use oce_mailbox::doorbells::{DOORBELL_PAGE_LEN, EqCqDoorbell, MccDoorbell, RqDoorbell, TxDoorbell};
 use oce_mailbox::entries::AsyncTrailer;
 use oce_mailbox::regs::IntCtrl;
 use oce_mailbox::wire::{Wire, Writer};
@@ -29,6 +32,12 @@ use crate::firmware::handlers::port::link_state_event;
 impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     /// A whole-dword write to doorbell `off` other than the bootstrap mailbox's.
     pub(super) fn queue_doorbell(&mut self, off: u32, value: u32) {
+        let page = off / DOORBELL_PAGE_LEN;
+        if page != 0 {
+            self.pd_page_doorbell(page as u16, off % DOORBELL_PAGE_LEN, value);
+            self.settle();
+            return;
+        }
         match off {
             TX_DOORBELL_OFFSET => self.tx_doorbell(TxDoorbell(value)),
             RqDoorbell::OFFSET => self.rq_doorbell(RqDoorbell(value)),
@@ -93,13 +102,16 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     }
 
     /// Does what a command left the datapath to do, before its own completion is written: the
-    /// flush completion of a destroyed RX ring, a link announcement.
+    /// flush completion of a destroyed RX ring, a link announcement, a memory region's PBEs.
     pub(super) fn pay(&mut self, owed: Owed) {
         if let Some(cq) = owed.rx_flush {
             self.write_rx_flush(cq);
         }
         if owed.link_event {
             self.announce_link();
+        }
+        if let Some(key) = owed.mr_pbes {
+            self.read_mr_pbes(key);
         }
     }
 

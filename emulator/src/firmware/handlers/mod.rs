@@ -12,6 +12,7 @@ pub(crate) mod port;
 pub(super) mod profile;
 pub(super) mod queues;
 pub(super) mod rdma;
+pub(super) mod rdma_objects;
 pub(super) mod transceiver;
 
 use oce_mailbox::status::{BaseStatus, CompletionStatus};

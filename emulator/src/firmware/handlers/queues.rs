@@ -63,7 +63,7 @@ pub(crate) fn cq_create(fw: &mut Firmware, _: &Context, req: CqCreate) -> Result
     }
     let (eq, armed) = (ctx.eventable.then_some(ctx.eq_id), ctx.armed);
     let id = q
-        .add_cq(CqDoorbell::MAX_ID.into(), |_, serial| CompletionQueue { ring, eq, armed, serial })
+        .add_cq(CqDoorbell::MAX_ID.into(), |_, serial| CompletionQueue { ring, eq, armed, serial, user_pd: 0 })
         .ok_or_else(exhausted)?;
     Ok(QueueCreated { id })
 }

@@ -7,13 +7,14 @@
 use oce_mailbox::command::Empty;
 use oce_mailbox::commands::{
     AH_TABLE_PAGES, AhTableCreated, AllocPd, AllocPdRange, CreateAhTable, DeallocPd, DeallocPdRange, DeleteAhTable,
-    GetRdmaStats, PdGrant, PdRange, RdmaConfig, RdmaQueryConfig, RdmaStats,
+    GetRdmaStats, PdGrant, PdRange, QUEUE_PAGE_LEN, RdmaConfig, RdmaQueryConfig, RdmaStats,
 };
 use oce_mailbox::status::CompletionStatus;
 
 use super::illegal_field;
 use super::queues::exhausted;
 use crate::assumptions::ROCE_LIMITS;
+use crate::firmware::rdma::AhTable;
 use crate::firmware::{Context, Firmware};
 
 /// QUERY_CONFIG: the RoCE engine's limits.
@@ -58,7 +59,8 @@ pub(crate) fn dealloc_pd_range(fw: &mut Firmware, _: &Context, req: DeallocPdRan
     fw.resources.rdma.free_range(start, count).then_some(Empty).ok_or_else(illegal_field)
 }
 
-/// CREATE_AH_TBL: 1–8 pages behind a page list, entries of a non-zero size.
+/// CREATE_AH_TBL: 1–8 pages behind a page list, entries of a non-zero size; where the table
+/// is, is kept for the UD sends that name its entries.
 pub(crate) fn create_ah_table(
     fw: &mut Firmware,
     _: &Context,
@@ -68,7 +70,13 @@ pub(crate) fn create_ah_table(
     if !pages_ok || req.entry_len == 0 || req.page_list[0] == 0 {
         return Err(illegal_field());
     }
-    let ahid = fw.resources.rdma.add_ah_table().ok_or_else(exhausted)?;
+    let table = AhTable {
+        page_list: req.page_list[0],
+        pages: req.pages,
+        page_len: QUEUE_PAGE_LEN << req.page_size_code,
+        entry_len: req.entry_len,
+    };
+    let ahid = fw.resources.rdma.add_ah_table(table).ok_or_else(exhausted)?;
     Ok(AhTableCreated { ahid })
 }
 

@@ -1,11 +1,34 @@
 //! The RoCE engine's objects a driver creates in a function: protection domains, single or in
-//! ranges the driver hands out itself, and address handle tables (the rules in
-//! [`crate::assumptions`], "RoCE engine"). Firmware RAM: part of
+//! ranges the driver hands out itself, address handle tables, memory regions ([`mr`]) and queue
+//! pairs ([`qp`]) (the rules in [`crate::assumptions`], "RoCE engine"). Firmware RAM: part of
 //! [`Resources`](super::resources::Resources), so every reset drops them.
+
+pub(crate) mod mr;
+pub(crate) mod qp;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::assumptions::{FIRST_PD_ID, MAX_AH_TABLES, RDMA_MAX_PD};
+use mr::MrTable;
+use qp::QpTable;
+
+/// Where an address handle table lives: the page holding its page list (8-byte PBEs, hi dword
+/// first, one per 4 KiB page of entries), how many pages, and the bytes per entry
+/// (CREATE_AH_TBL; ocrdma_hw.c `ocrdma_mbx_create_ah_tbl`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AhTable {
+    pub(crate) page_list: u64,
+    pub(crate) pages: u8,
+    pub(crate) page_len: u64,
+    pub(crate) entry_len: u16,
+}
+
+impl AhTable {
+    /// Entries the table holds.
+    pub(crate) fn entries(&self) -> u64 {
+        u64::from(self.pages) * self.page_len / u64::from(self.entry_len.max(1))
+    }
+}
 
 /// The function's PDs and tables.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -14,13 +37,17 @@ pub(crate) struct RdmaObjects {
     pds: BTreeSet<u16>,
     /// Ranges handed out: first id → count.
     ranges: BTreeMap<u16, u16>,
-    /// Address handle tables by id. Only the id is kept: no UD traffic reads a table.
-    ah_tables: BTreeSet<u16>,
+    /// Address handle tables by id, with where their entries are.
+    ah_tables: BTreeMap<u16, AhTable>,
+    /// Memory regions.
+    pub(crate) mrs: MrTable,
+    /// Queue pairs.
+    pub(crate) qps: QpTable,
 }
 
 impl RdmaObjects {
     /// True when PD `id` is taken, alone or in a range.
-    fn in_use(&self, id: u16) -> bool {
+    pub(crate) fn in_use(&self, id: u16) -> bool {
         self.pds.contains(&id) || self.ranges.iter().any(|(&start, &count)| (start..start + count).contains(&id))
     }
 
@@ -64,18 +91,23 @@ impl RdmaObjects {
     }
 
     /// A new table's id, the lowest free from 1; `None` when the function has its tables.
-    pub(crate) fn add_ah_table(&mut self) -> Option<u16> {
+    pub(crate) fn add_ah_table(&mut self, table: AhTable) -> Option<u16> {
         if self.ah_tables.len() >= MAX_AH_TABLES {
             return None;
         }
-        let id = (1..=u16::MAX).find(|id| !self.ah_tables.contains(id))?;
-        self.ah_tables.insert(id);
+        let id = (1..=u16::MAX).find(|id| !self.ah_tables.contains_key(id))?;
+        self.ah_tables.insert(id, table);
         Some(id)
+    }
+
+    /// The function's table (ocrdma creates exactly one).
+    pub(crate) fn first_ah_table(&self) -> Option<&AhTable> {
+        self.ah_tables.values().next()
     }
 
     /// Drops table `id`; false when there is none.
     pub(crate) fn remove_ah_table(&mut self, id: u16) -> bool {
-        self.ah_tables.remove(&id)
+        self.ah_tables.remove(&id).is_some()
     }
 }
 
@@ -102,10 +134,12 @@ mod tests {
     #[test]
     fn one_ah_table_per_function() {
         let mut r = RdmaObjects::default();
-        assert_eq!(r.add_ah_table(), Some(1));
-        assert_eq!(r.add_ah_table(), None);
+        let t = AhTable { page_list: 0x1000, pages: 8, page_len: 4096, entry_len: 64 };
+        assert_eq!(r.add_ah_table(t), Some(1));
+        assert_eq!(r.add_ah_table(t), None);
+        assert_eq!(r.first_ah_table().map(AhTable::entries), Some(512));
         assert!(!r.remove_ah_table(2));
         assert!(r.remove_ah_table(1));
-        assert_eq!(r.add_ah_table(), Some(1), "the id is reused");
+        assert_eq!(r.add_ah_table(t), Some(1), "the id is reused");
     }
 }

@@ -12,7 +12,9 @@ use libfuzzer_sys::fuzz_target;
 use oce_mailbox::Command;
 use oce_mailbox::command::{decode_request, decode_response};
 use oce_mailbox::commands::*;
-use oce_mailbox::entries::{EqEntry, LinkStateEvent, TxCompletion, TxHeaderWrb};
+use oce_mailbox::entries::{
+    Av, Cqe, EqEntry, FastRegister, LinkStateEvent, Rqe, Sge, TxCompletion, TxHeaderWrb, UdHeader, WqeHeader,
+};
 use oce_mailbox::header::{HEADER_LEN, ResponseHeader};
 use oce_mailbox::wrb::{Completion, Wrb};
 use oce_mailbox::{Reader, Wire, Writer};
@@ -140,6 +142,28 @@ fuzz_target!(|data: &[u8]| {
         61 => both::<CreateAhTable>(buf),
         62 => both::<DeleteAhTable>(buf),
         63 => both::<GetRdmaStats>(buf),
+        64 => both::<CqCreateV3>(buf),
+        65 => both::<RegisterNsmr>(buf),
+        66 => both::<RegisterNsmrCont>(buf),
+        67 => both::<DeallocLkey>(buf),
+        68 => both::<CreateQp>(buf),
+        69 => both::<ModifyQp>(buf),
+        70 => both::<QueryQp>(buf),
+        71 => both::<DeleteQp>(buf),
+        72 => {
+            round_trip::<WqeHeader>(buf, 0);
+            round_trip::<Sge>(buf, 0);
+            round_trip::<UdHeader>(buf, 0);
+            round_trip::<FastRegister>(buf, 0);
+            round_trip::<Pbe>(buf, 0);
+        }
+        73 => {
+            round_trip::<Rqe>(buf, 0);
+        }
+        74 => {
+            round_trip::<Cqe>(buf, 0);
+            round_trip::<Av>(buf, 0);
+        }
         _ => {
             round_trip::<ResponseHeader>(buf, 0);
         }

@@ -4,7 +4,7 @@
 //! [`RoceTransport`](crate::datapath::roce::RoceTransport), and the PBE read REGISTER_NSMR
 //! leaves the device.
 
-use oce_mailbox::commands::{CreateQpFlags, PBE_LEN, Pbe};
+use oce_mailbox::commands::{CreateQpFlags, PBE_LEN, Pbe, QpState};
 use oce_mailbox::doorbells::{EqCqDoorbell, RoceRqDoorbell, RoceSqDoorbell};
 use oce_mailbox::entries::{AV_LEN, Av, Cqe};
 use oce_mailbox::wire::{Reader, Wire, Writer};
@@ -196,8 +196,7 @@ impl RoceQueues for Access<'_> {
     }
 
     fn post_cqe(&mut self, qp: u16, queue: WorkQueue, cqe: &Cqe, solicited: bool) -> bool {
-        let Some(qp) = self.resources.rdma.qps.get(qp).filter(|qp| qp.state != oce_mailbox::commands::QpState::Err)
-        else {
+        let Some(qp) = self.resources.rdma.qps.get(qp).filter(|qp| qp.state != QpState::Err) else {
             return false;
         };
         let cq = if queue == WorkQueue::Sq { qp.sq_cq } else { qp.rq_cq };

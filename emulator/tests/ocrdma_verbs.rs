@@ -343,3 +343,49 @@ fn a_cq_armed_solicited_only_fires_for_a_solicited_entry_only() {
     host.pd_doorbell(pd, DB_CQ, CqDoorbell::new(cq, true, 0).0);
     assert_eq!(eqe(&host, 1), (u32::from(cq) << 16) | 1);
 }
+
+/// A transport that reads AV `index` on each SQ doorbell, as a UD send naming that AH would.
+#[derive(Debug)]
+struct AvReader {
+    index: u32,
+    seen: Arc<Mutex<Vec<Option<oce_mailbox::entries::Av>>>>,
+}
+
+impl RoceTransport for AvReader {
+    fn sq_posted(&mut self, _: u16, queues: &mut dyn RoceQueues) {
+        let av = queues.read_av(self.index);
+        self.seen.lock().unwrap().push(av);
+    }
+    fn rq_posted(&mut self, _: u16, _: &mut dyn RoceQueues) {}
+}
+
+#[test]
+fn an_av_ocrdma_wrote_into_the_ah_table_is_read_through_its_page_list() {
+    let (_d, mut host, mut roce) = probed();
+    let pd = roce.pd_range.unwrap().first.pd_id;
+    let (cq, _) = host.ocrdma_create_cq(&mut roce, 0).unwrap();
+    let qp = host.ocrdma_create_qp(&mut roce, 1, pd, cq, (1, 1), 1 << 1).unwrap();
+    // set_av_attr for AH 70 (the second page: 70 × 64 = 4480), tagged with VLAN 0 / PCP 3:
+    // DMAC, SMAC, 0x8100, TCI 0x6000, 0x8915, the GRH (version 6; PD 1, next header 0x1B, hop
+    // limit 1; GIDs), valid = VALID | VLAN_VALID.
+    let mut entry = [0u8; 64];
+    entry[..6].copy_from_slice(&[2, 0, 0xc9, 0, 0, 2]);
+    entry[6..12].copy_from_slice(&[2, 0, 0xc9, 0, 0, 1]);
+    entry[12..18].copy_from_slice(&[0x81, 0x00, 0x60, 0x00, 0x89, 0x15]);
+    entry[18..26].copy_from_slice(&[0x60, 0, 0, 0, 0x00, 0x01, 0x1b, 0x01]);
+    entry[26..42].copy_from_slice(&gid([2, 0, 0xc9, 0, 0, 1]));
+    entry[42..58].copy_from_slice(&gid([2, 0, 0xc9, 0, 0, 2]));
+    entry[60] = 0x82;
+    host.mem.poke(roce.av_table + 70 * 64, &entry);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    host.dev.set_roce_transport(Box::new(AvReader { index: 70, seen: seen.clone() }));
+    host.pd_doorbell(pd, DB_SQ, RoceSqDoorbell::new(qp.sq_dbid, 1).0);
+    host.dev.set_roce_transport(Box::new(AvReader { index: 512, seen: seen.clone() }));
+    host.pd_doorbell(pd, DB_SQ, RoceSqDoorbell::new(qp.sq_dbid, 1).0);
+    let seen = seen.lock().unwrap();
+    let av = seen[0].expect("AV 70 reads");
+    assert_eq!((av.dmac, av.smac, av.vlan_tag), ([2, 0, 0xc9, 0, 0, 2], [2, 0, 0xc9, 0, 0, 1], Some(0x6000)));
+    assert_eq!((av.grh.tclass_flow, av.pd_id(), av.grh.pdid_hoplimit & 0xFF), (0x6000_0000, 1, 1));
+    assert_eq!(av.grh.dgid, gid([2, 0, 0xc9, 0, 0, 2]));
+    assert_eq!(seen[1], None, "512 AVs of 64 bytes in 8 pages: index 512 is past the table");
+}

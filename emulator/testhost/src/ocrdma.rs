@@ -56,6 +56,8 @@ pub struct Roce {
     pub port: u8,
     pub phy: (u16, u16),
     pub ahid: u16,
+    /// The AH table's first byte (its 8 pages are contiguous here).
+    pub av_table: u64,
     pub pd_range: Option<PdRange>,
     /// The service level from DCBX (ocrdma's default 5 when DCBX gives none).
     pub service_level: u8,
@@ -134,6 +136,7 @@ impl Host {
             port: 0,
             phy: (0, 0),
             ahid: 0,
+            av_table: 0,
             pd_range: None,
             service_level: 5,
             vectors: Vec::new(),
@@ -153,11 +156,21 @@ impl Host {
         let rsp =
             self.mq_embedded(&mut roce, &ocrdma_request(35, Subsystem::Common, 0, MQE_PAYLOAD, FULL_MQE_CMD_LEN))?;
         roce.fw_ver = oce_mailbox::wire::decode_c_string(&rsp[16..48]);
-        // 6: CREATE_AH_TBL: 8 pages of 4 KiB, 92-byte entries, the page list's page first.
+        // 6: CREATE_AH_TBL: 8 pages of 4 KiB holding 512 AVs of sizeof(struct ocrdma_av) = 64
+        // bytes; the pages' PBEs (hi dword first) in a page-list page, whose address goes first.
         let pbl = self.mem.alloc(4096);
+        let table = self.mem.alloc(8 * 4096);
+        for i in 0..8u64 {
+            let page = table + i * 4096;
+            let mut pbe = [0u8; 8];
+            pbe[..4].copy_from_slice(&((page >> 32) as u32).to_le_bytes());
+            pbe[4..].copy_from_slice(&(page as u32).to_le_bytes());
+            self.mem.poke(pbl + i * 8, &pbe);
+        }
+        roce.av_table = table;
         let mut page_list = [0u64; 8];
         page_list[0] = pbl;
-        let ah = CreateAhTable { pages: 8, page_size_code: 0, entry_len: 92, page_list };
+        let ah = CreateAhTable { pages: 8, page_size_code: 0, entry_len: 64, page_list };
         roce.ahid = self.mq_cmd(&mut roce, &ah)?.ahid;
         // 7: GET_PHY_DETAILS, embedded (be2net sends it non-embedded).
         let rsp =

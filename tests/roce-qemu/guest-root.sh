@@ -1,0 +1,27 @@
+# Sourced by tests/roce-qemu/run.sh and bench/roce.sh (after tests/qemu/lib.sh's qemu_init): the
+# initramfs of an RDMA guest.
+#   roce_initramfs OUT INIT   busybox, the modules of both stacks (be2net and ocrdma; virtio-net
+#                             and rdma_rxe, with crc32_generic: the "crc32" hash rxe asks the
+#                             crypto API for, its ICRC; ib_uverbs for user space), Debian's rdma-core user
+#                             space and perftest with their libraries, tests/datapath-qemu/common.sh
+#                             as /lib/common.sh and tests/roce-qemu/roce.sh as /lib/roce.sh
+ROCE_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# libibverbs finds its providers through /etc/libibverbs.d (ibverbs-providers: ocrdma, rxe);
+# perftest links librdmacm, libibumad and libpci; iproute2 has `rdma`, ethtool and ping the NIC.
+ROCE_DEBS="libc6 libibverbs1 ibverbs-providers ibverbs-utils libnl-3-200 libnl-route-3-200 perftest librdmacm1
+  libibumad3 libpci3 libudev1 iproute2 libmnl0 libbpf1 libelf1 libbsd0 libcap2 zlib1g libmd0 ethtool
+  iputils-ping libidn2-0 libunistring2"
+ROCE_MODULES="crc32_generic be2net ocrdma ib_uverbs rdma_rxe virtio_pci virtio_net"
+
+roce_initramfs() {
+  local root=$WORK/root
+  if [ ! -d "$root" ]; then
+    qemu_debs "$root" $ROCE_DEBS
+    rm -rf "$root/usr/share" "$root/usr/include" "$root/usr/lib/x86_64-linux-gnu/gconv" "$root/etc/network"
+    qemu_libs_resolve "$root" usr/bin/ibv_devinfo usr/bin/ibv_rc_pingpong usr/bin/ib_write_bw usr/bin/ib_read_bw \
+      usr/bin/ib_send_lat usr/bin/rdma sbin/ethtool bin/ping ||
+      return 2
+  fi
+  qemu_initramfs "$1" "$2" --modules "$ROCE_MODULES" --tree "$root" \
+    --file "$REPO/tests/datapath-qemu/common.sh:/lib/common.sh" --file "$ROCE_HERE/roce.sh:/lib/roce.sh"
+}

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Two TCG guests (-smp 1, no vIOMMU) with rdma-core (libibverbs and its providers, ibverbs-utils,
+# perftest, iproute2's `rdma`) move data over RDMA RC, A (10.0.0.1) serving, B (10.0.0.2) the client:
+#   --stack ocrdma (default)  the Debian kernel's ocrdma on be2net on each guest's emulated OCe14000
+#                             (`ocetool emulator serve`, the adapter switched to the RoCE profile on
+#                             the host first: set-profile roce, reset), the two ports cabled with
+#                             --wire/--wire-peer and recorded with --wire-pcap; RoCE v1, GID 0
+#   --stack rxe               the same guests on QEMU's virtio-net joined by -netdev dgram, with
+#                             rdma_rxe (`rdma link add rxe0 type rxe netdev IF`), recorded by QEMU's
+#                             filter-dump on A's side; RoCE v2, the IPv4-mapped GID
+# The guests (init.sh, with roce.sh and tests/datapath-qemu/common.sh) keep in step through the
+# host's barriers (tests/datapath-qemu/ctl.sh). Checks, each counted by ID:
+#   modprobe-a/-b      the stack's device registered (ocrdma0 at be2net's probe, rxe0 after `rdma
+#                      link add`), no ib_mad error (QP1's CQ and QP created)
+#   devinfo-a/-b       `ibv_devinfo -v`: port PORT_ACTIVE, link_layer Ethernet; for ocrdma its
+#                      fw_ver is the adapter's running firmware and its node_guid the EUI-64 of port
+#                      0's MAC, both as `ocetool query` read them on the host before the guests ran
+#   pingpong-default   ibv_rc_pingpong -n 50 (4096 B SEND/RECV), both ends exit 0
+#   pingpong-inline    -s 64 (within the QP's inline size: inline sends)
+#   pingpong-events    -e (completion events instead of polling)
+#   pingpong-64k       -s 65536 -n 10 (64 packets per message at MTU 1024)
+#   write-bw, read-bw  ib_write_bw / ib_read_bw, 300 iterations of 4096 B, both ends exit 0, the
+#                      client's bandwidth line
+#   destroy-under-traffic
+#                      B's pingpong client SIGKILLed mid-run (its port's sent-packet counter moving
+#                      when killed); both sides then pass a second pingpong
+#   pcap-decodes       tshark decodes the recorded wire's frames as InfiniBand (BTH opcodes)
+#   dmesg-clean-a/-b   no ocrdma/be2net/rxe/ib error line, no splat, but for ocrdma's two drain
+#                      WARN_ONCEs (spec/datapath.md §3.3) and its PFC lines (§4.4)
+# A remote access error (a bad rkey) has no tool that provokes it; the in-process tests hold it.
+# Usage: bash tests/roce-qemu/run.sh [--stack ocrdma|rxe]   (KEEP_WORK=DIR keeps the logs and the
+# pcap). Ends with "roce-qemu: N passed, M failed"; exits non-zero on any failure.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+STACK=ocrdma
+while [ $# -gt 0 ]; do
+  case $1 in
+    --stack) STACK=${2:-}; shift 2 || { echo "roce-qemu: --stack needs ocrdma or rxe"; exit 2; } ;;
+    *) echo "roce-qemu: unknown argument '$1' (usage: run.sh [--stack ocrdma|rxe])"; exit 2 ;;
+  esac
+done
+case $STACK in ocrdma | rxe) ;; *) echo "roce-qemu: unknown stack '$STACK' (ocrdma or rxe)"; exit 2 ;; esac
+. "$HERE/../qemu/lib.sh"
+CHECKS="modprobe-a modprobe-b devinfo-a devinfo-b pingpong-default pingpong-inline pingpong-events
+  pingpong-64k write-bw read-bw destroy-under-traffic pcap-decodes dmesg-clean-a dmesg-clean-b"
+qemu_init roce-qemu "$CHECKS"
+QEMU_TIMEOUT=${QEMU_TIMEOUT:-900}
+export QEMU_VIOMMU=off
+qemu_say "stack $STACK"
+if ! command -v tshark >/dev/null; then
+  qemu_say "installing tshark"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends tshark >/dev/null ||
+    { apt-get update -qq; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends tshark >/dev/null; }
+fi
+
+qemu_say "building ocetool"
+(cd "$REPO" && cargo build --locked -q -p ocetool)
+OCETOOL=$HOST_TARGET/debug/ocetool
+. "$HERE/guest-root.sh"
+roce_initramfs "$WORK/roce.cpio.gz" "$HERE/init.sh"
+. "$REPO/tests/datapath-qemu/ctl.sh"
+host_action() { echo "unknown action $1"; return 2; }
+
+# boot NAME ME PEER DEVICE-ARGS...: a guest with its channel.
+boot() {
+  local name=$1 me=$2 peer=$3
+  shift 3
+  ctl_channel "$name"
+  qemu_start "$WORK/serial-$name.log" "$WORK/roce.cpio.gz" "dp.me=$me dp.peer=$peer roce.stack=$STACK" -- \
+    "$@" "${CTL_ARGS[@]}"
+}
+T0=$(date +%s)
+PCAP=$WORK/wire.pcap
+declare -A SERVER=()
+if [ "$STACK" = ocrdma ]; then
+  for g in a b; do
+    "$OCETOOL" --device "emu:$WORK/emu-$g" emulator init >/dev/null
+    "$OCETOOL" --device "emu:$WORK/emu-$g" --yes set-profile roce >/dev/null
+    "$OCETOOL" --device "emu:$WORK/emu-$g" --yes reset >/dev/null
+    "$OCETOOL" --device "emu:$WORK/emu-$g" --json query >"$WORK/query-$g.json"
+  done
+  for g in a b; do
+    p=b; [ "$g" = a ] || p=a
+    pcap=(); [ "$g" = b ] || pcap=(--wire-pcap "$PCAP")
+    qemu_serve_at "$WORK/$g.sock" "$WORK/server-$g.log" "$OCETOOL" --device "emu:$WORK/emu-$g" emulator serve \
+      --socket "$WORK/$g.sock" --wire "$WORK/$g.wire" --wire-peer "$WORK/$p.wire" "${pcap[@]}"
+    SERVER[$g]=$SERVED_PID
+  done
+  mapfile -t DEV_A < <(qemu_vfu_args "$WORK/a.sock")
+  mapfile -t DEV_B < <(qemu_vfu_args "$WORK/b.sock")
+else
+  nic() {   # nic ME PEER N: virtio-net on -netdev dgram from ME's socket to PEER's
+    printf '%s\n' -netdev "dgram,id=n0,local.type=unix,local.path=$WORK/$1.wire,remote.type=unix,remote.path=$WORK/$2.wire" \
+      -device "virtio-net-pci,netdev=n0,mac=52:54:00:0c:00:0$3"
+  }
+  mapfile -t DEV_A < <(nic a b 1; printf '%s\n' -object "filter-dump,id=dump0,netdev=n0,file=$PCAP")
+  mapfile -t DEV_B < <(nic b a 2)
+fi
+boot a 10.0.0.1 10.0.0.2 "${DEV_A[@]}"
+boot b 10.0.0.2 10.0.0.1 "${DEV_B[@]}"
+ctl_run >"$WORK/ctl.log" 2>&1
+qemu_wait "$WORK/serial-a.log"; QRC_A=$QRC
+qemu_wait "$WORK/serial-b.log"; QRC_B=$QRC
+for pid in "${SERVER[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+qemu_say "the guests took $(($(date +%s) - T0))s; the wire's pcap: $(stat -c %s "$PCAP" 2>/dev/null || echo no) bytes"
+
+set +e
+LOG=$WORK/checks.log
+cat "$WORK"/serial-{a,b}.log 2>/dev/null | grep -E '^GUEST-(CHECK|EVIDENCE|VALUE)' >"$LOG"
+. "$HERE/checks.sh"
+QRC=$QRC_A; [ "$QRC_B" = 0 ] || QRC=$QRC_B
+echo "GUEST-DONE" >>"$LOG"
+grep -q '^GUEST-DONE' "$WORK/serial-a.log" && grep -q '^GUEST-DONE' "$WORK/serial-b.log" || sed -i '$d' "$LOG"
+qemu_say "the whole scenario took $(($(date +%s) - QEMU_T0))s"
+tail -3 "$WORK/ctl.log"
+qemu_summary roce-qemu "$LOG" "$CHECKS"

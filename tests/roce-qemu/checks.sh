@@ -1,24 +1,28 @@
 # Sourced by tests/roce-qemu/run.sh once the guests have ended (under set +e): the checks made on
-# the host from the guests' GUEST-VALUE lines in $LOG, the adapters' `ocetool query` documents
-# ($WORK/query-a.json, -b) and the recorded wire ($PCAP).
+# the host from the guests' GUEST-VALUE lines in $LOG, the emulated adapters' state files
+# ($WORK/emu-a, -b) and `ocetool query` documents ($WORK/query-a.json, -b), and the recorded wire
+# ($PCAP).
 value() { sed -n "s/^GUEST-VALUE $1=//p" "$LOG" | tail -1; }
 
 # devinfo SIDE: the port is active on Ethernet; for ocrdma, the firmware version and the node GUID
-# are the adapter's (EUI-64 of port 0's MAC: the MAC's first byte with the local bit flipped,
-# ff:fe in the middle; ocrdma_get_guid in ocrdma_main.c).
+# are the adapter's: its running firmware and port 0's MAC as the emulator's state file holds them
+# (qemu_state: values that do not pass through the mailbox handlers the driver read), the GUID
+# being the MAC's EUI-64 (the first byte's local bit flipped, ff:fe in the middle; ocrdma_get_guid
+# in ocrdma_main.c); and `ocetool query`, read on the host before the guests ran, says the same.
 devinfo() {
-  local s=$1 state fw guid want_fw="" want_guid="" r=0
+  local s=$1 state fw guid want_fw="" want_guid="" q_fw="" q_mac="" m r=0
   state=$(value "devinfo_${s}_state"); fw=$(value "devinfo_${s}_fw_ver"); guid=$(value "devinfo_${s}_node_guid")
   [ "$(value "devinfo_${s}_rc")" = 0 ] && [[ $state == PORT_ACTIVE* ]] && [ "$(value "devinfo_${s}_link_layer")" = Ethernet ] || r=1
   if [ "$STACK" = ocrdma ]; then
-    want_fw=$(jq -r '.firmware.running' "$WORK/query-$s.json")
-    local m
-    IFS=: read -r -a m <<<"$(jq -r '.ports[0].mac' "$WORK/query-$s.json")"
+    want_fw=$(qemu_state "$WORK/emu-$s" .runtime.running_version)
+    IFS=: read -r -a m <<<"$(qemu_state "$WORK/emu-$s" '.identity.macs[0]')"
     [ "${#m[@]}" = 6 ] && want_guid=$(printf '%02x%s:%sff:fe%s:%s%s' $((0x${m[0]} ^ 2)) "${m[1]}" "${m[2]}" "${m[3]}" "${m[4]}" "${m[5]}")
-    [ "$fw" = "$want_fw" ] && [ "$guid" = "$want_guid" ] || r=1
+    q_fw=$(jq -r '.firmware.running' "$WORK/query-$s.json"); q_mac=$(jq -r '.ports[0].mac' "$WORK/query-$s.json")
+    [ -n "$want_fw" ] && [ "$fw" = "$want_fw" ] && [ -n "$want_guid" ] && [ "$guid" = "$want_guid" ] &&
+      [ "$q_fw" = "$want_fw" ] && [ "$q_mac" = "$(IFS=:; echo "${m[*]}")" ] || r=1
   fi
   host_check "$LOG" "devinfo-$s ibv_devinfo -v: port ${state:-none}, link_layer $(value "devinfo_${s}_link_layer"), fw_ver ${fw:-none}, node_guid ${guid:-none}" $r \
-    "expected rc 0, PORT_ACTIVE, Ethernet${want_fw:+, fw_ver $want_fw and node_guid $want_guid (ocetool query)}; rc $(value "devinfo_${s}_rc"): $(value "devinfo_${s}_out")"
+    "expected rc 0, PORT_ACTIVE, Ethernet${want_fw:+, fw_ver $want_fw and node_guid $want_guid (the state file), the same firmware and MAC from ocetool query (it said $q_fw, $q_mac)}; rc $(value "devinfo_${s}_rc"): $(value "devinfo_${s}_out")"
 }
 devinfo a
 devinfo b

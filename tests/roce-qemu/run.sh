@@ -14,7 +14,8 @@
 #                      link add`), no ib_mad error (QP1's CQ and QP created)
 #   devinfo-a/-b       `ibv_devinfo -v`: port PORT_ACTIVE, link_layer Ethernet; for ocrdma its
 #                      fw_ver is the adapter's running firmware and its node_guid the EUI-64 of port
-#                      0's MAC, both as `ocetool query` read them on the host before the guests ran
+#                      0's MAC, as the emulator's state file holds them, and `ocetool query` (run
+#                      on the host before the guests) agrees
 #   pingpong-default   ibv_rc_pingpong -n 50 (4096 B SEND/RECV), both ends exit 0
 #   pingpong-inline    -s 64 (within the QP's inline size: inline sends)
 #   pingpong-events    -e (completion events instead of polling)

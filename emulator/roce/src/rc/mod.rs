@@ -20,8 +20,8 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 pub use types::{
-    Access, Completion, Data, Env, MemError, MemRef, QpConfig, QpEvent, QpState, RecvWr, Remote, SendKind, SendOp,
-    SendWr, Sge, Status,
+    Access, Completion, Data, Env, MemError, MemRef, QpConfig, QpEvent, QpState, RecvWr, Remote, Requester, SendKind,
+    SendOp, SendWr, Sge, Status,
 };
 
 use crate::Error;
@@ -169,6 +169,25 @@ impl Qp {
     /// Moves the QP to error (MODIFY_QP to ERR): it emits nothing more.
     pub fn set_error(&mut self) {
         self.state = QpState::Error;
+    }
+
+    /// RTR→RTS: the requester's attributes, which a driver gives only at RTS (IBTA vol 1
+    /// §11.2.5: `sq_psn`, `timeout`, `retry_cnt`, `rnr_retry`, `max_rd_atomic`) while the
+    /// responder may already have taken packets at RTR. Refused (`Error::QpError`) once the QP
+    /// has send work queued or is in error: the requester must not change under a message.
+    pub fn set_requester(&mut self, r: Requester) -> Result<(), Error> {
+        if self.state == QpState::Error || !self.sq.is_empty() {
+            return Err(Error::QpError { qpn: self.cfg.qpn });
+        }
+        self.cfg.sq_psn = r.sq_psn & MASK_24;
+        self.cfg.retry_cnt = r.retry_cnt;
+        self.cfg.rnr_retry = r.rnr_retry;
+        self.cfg.ack_timeout = r.ack_timeout;
+        self.cfg.max_rd_atomic = r.max_rd_atomic;
+        self.psn = self.cfg.sq_psn;
+        self.retry_left = r.retry_cnt;
+        self.rnr_left = r.rnr_retry;
+        Ok(())
     }
 
     /// The PSN the next new request packet takes.

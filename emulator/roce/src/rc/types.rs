@@ -49,6 +49,17 @@ pub struct QpConfig {
     pub remote_read: bool,
 }
 
+/// The requester's attributes a driver sets at RTR→RTS ([`super::Qp::set_requester`]); the
+/// fields mean what the [`QpConfig`] fields of the same names do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Requester {
+    pub sq_psn: u32,
+    pub retry_cnt: u8,
+    pub rnr_retry: u8,
+    pub ack_timeout: Option<Duration>,
+    pub max_rd_atomic: u8,
+}
+
 /// A local buffer: address, length and the lkey that covers it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sge {

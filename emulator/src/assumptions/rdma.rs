@@ -14,8 +14,9 @@
 //!   PD ranges (ALLOC_PD_RANGE / DEALLOC_PD_RANGE), the address handle table (CREATE_AH_TBL /
 //!   DELETE_AH_TBL), CQ_CREATE version 3, memory regions (REGISTER_NSMR, REGISTER_NSMR_CONT,
 //!   DEALLOC_LKEY) and queue pairs (CREATE_QP, MODIFY_QP, QUERY_QP, DELETE_QP) with their
-//!   doorbells on the PD pages. Not modelled: the RC/UD transport itself (a posted send WQE is
-//!   logged as [`crate::events::Event::RoceNotModelled`], never completed), ALLOC_LKEY,
+//!   doorbells on the PD pages, and the RC transport (below). Not modelled: UD and GSI
+//!   transport (a send WQE posted on such a QP is logged as
+//!   [`crate::events::Event::RoceNotModelled`], never completed), ALLOC_LKEY,
 //!   SRQs, memory windows, multicast: those opcodes are ILLEGAL_REQUEST, completed like any
 //!   command, so a verb the model lacks fails at once with a clear status.
 //! - **CQ_CREATE v3** (`handlers::rdma_cq`): 4 KiB pages only (`page_size` 1; ocrdma's CQs of
@@ -56,6 +57,24 @@
 //!   31:24) and 0x120 the CQ doorbell; the SQ and RQ doorbells must name a QP of PD `p` and a
 //!   CQ doorbell a CQ created with PD `p`, else it is a queue miss and changes nothing. Page 0
 //!   keeps be2net's meaning (0x100 is the Ethernet RQ doorbell); kernel QPs and CQs ring there.
+//! - **The RC transport** (`datapath::roce::engine`, `oce_roce::rc`): one transport QP per RC
+//!   QP from MODIFY_QP→RTR (built from the attributes set so far; the requester's SQ PSN,
+//!   timeout, retry counts and ORD taken at →RTS), silent from →ERR/SQE, dropped on DELETE_QP,
+//!   →RST/INIT and every function reset. The engine follows the QP table after every command.
+//!   Frames: source MAC the port's permanent MAC; 802.1Q tag when MODIFY_QP enabled the VLAN,
+//!   with PCP = the QP's SL (ocrdma with PFC on asks VLAN 0, spec/datapath.md §4.4); P_Key
+//!   0xFFFF; GRH from the QP's GIDs **as the mailbox carries them** (**GUESS**: ocrdma on a
+//!   little-endian host leaves them in network order) with next header 0x1B; the ACK timeout
+//!   4.096 µs × 2^code (IBTA), code 0 none. RoCE v1 frames (0x8915, bare or behind 0x8100) go
+//!   to the QP the BTH names, never to the Ethernet RX rings; one naming no running QP, or with
+//!   a bad ICRC, is dropped as `NoRing`. The SQ CQE's `wqeidx` is the WQE's ring index; the RQ
+//!   CQE's buffer tag the RQE's `rsvd_tag`. Not modelled, each an error CQE (LOC_QP_OP_ERR)
+//!   then silence: FR_MR and LKEY_INV WQEs, unparsable entries. **GUESS** (no public source):
+//!   a SEND with invalidate is reported (CQE INVALIDATE bit and rkey) but the region is not
+//!   invalidated; a responder error raises no async QP event (the requester's NAK CQE is what
+//!   ocrdma sees); RoCE frames are sent and received whatever the logical link, as long as a
+//!   cable is plugged in; a local error found after the WQE is taken completes it at once, even
+//!   with earlier WQEs still outstanding.
 //! - **Protection domains** (`firmware::rdma`): ids from [`FIRST_PD_ID`] up to [`RDMA_MAX_PD`]
 //!   of them, shared by single PDs and ranges. A range is the lowest run of free ids long
 //!   enough; one that does not fit is FAILED with INSUFFICIENT_RESOURCES, as is a PD past the

@@ -13,7 +13,8 @@
 //!   [`Wire`], completions;
 //! - [`RxEngine`] (`rx`): RX rings — posted fragments, frames that arrive, filters, v1
 //!   completions;
-//! - [`roce`]: the seam a RoCE transport plugs into, told of posted QP work.
+//! - [`roce`]: the built-in RC engine (`roce::engine`) and the seam another RoCE transport
+//!   plugs into, told of posted QP work.
 //!
 //! The environment holds the firmware's [`Resources`] (the queue contexts the commands made,
 //! the interfaces and their filters) read-only, the host memory, and an [`Effects`] list in
@@ -101,6 +102,8 @@ pub(crate) struct Datapath {
     pub(crate) wire: Option<Box<dyn Wire>>,
     /// The RoCE transport told of posted QP work, if one is plugged in.
     pub(crate) roce: Option<Box<dyn roce::RoceTransport>>,
+    /// The built-in RC transport, which runs when no other transport is plugged in.
+    pub(crate) roce_engine: roce::engine::RoceEngine,
 }
 
 impl Datapath {

@@ -3,8 +3,14 @@
 //! SQ or RQ has new entries, and lends it a [`RoceQueues`] through which it reads WQEs, RQEs,
 //! AVs and memory regions, moves data in host memory and posts CQEs (spec/datapath.md §2.2–§3).
 //!
-//! With no transport plugged in ([`crate::device::Device::set_roce_transport`]), a posted SQ
-//! WQE is logged as [`Event::RoceNotModelled`] and never completed: no fake completion.
+//! With no transport plugged in ([`crate::device::Device::set_roce_transport`]), the device's
+//! built-in RC engine ([`engine`]) runs the RC QPs; a posted SQ WQE on a QP it does not run
+//! (GSI, UD, before RTR) is logged as [`Event::RoceNotModelled`] and never completed: no fake
+//! completion.
+
+pub(crate) mod engine;
+mod glue;
+mod wqe;
 
 use std::fmt;
 

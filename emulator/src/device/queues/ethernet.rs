@@ -38,6 +38,9 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         if self.gone() {
             return Receipt::Dropped(DropReason::LinkDown);
         }
+        if super::roce_engine::is_roce(frame) {
+            return self.roce_receive(frame);
+        }
         let mut out = Effects::default();
         let link_up = self.firmware.logical_link_up();
         if link_up {

@@ -13,6 +13,7 @@
 mod ethernet;
 mod mcc;
 mod roce;
+mod roce_engine;
 
 use std::time::Instant;
 
@@ -113,6 +114,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         if let Some(key) = owed.mr_pbes {
             self.read_mr_pbes(key);
         }
+        self.roce_sync();
     }
 
     /// After a change from outside the rings (a fault, a reset): the link is announced if it
@@ -169,7 +171,12 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         }
         self.write_due_completions();
         self.resume_tx();
+        let roce_due = self.roce_poll();
         self.refresh();
-        self.datapath.mcc.next_due(&self.firmware.resources.queues)
+        let mcc_due = self.datapath.mcc.next_due(&self.firmware.resources.queues);
+        match (mcc_due, roce_due) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 }

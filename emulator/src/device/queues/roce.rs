@@ -72,8 +72,16 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
                 }
                 self.datapath.roce = Some(transport);
             }
-            None if queue == WorkQueue::Sq => out.events.push(not_modelled(&view)),
-            None => {}
+            None => {
+                self.apply(std::mem::take(&mut out));
+                let ran = self.with_roce(|engine, queues, port| match queue {
+                    WorkQueue::Sq => engine.sq_posted(dbid, queues, port),
+                    WorkQueue::Rq => engine.rq_posted(dbid, queues, port),
+                });
+                if !ran && queue == WorkQueue::Sq {
+                    out.events.push(not_modelled(&view));
+                }
+            }
         }
         self.apply(out);
     }
@@ -101,7 +109,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
 }
 
 /// What a transport sees of `qp`.
-fn view(qp: &QueuePair) -> QpView {
+pub(super) fn view(qp: &QueuePair) -> QpView {
     QpView {
         id: qp.id,
         qp_type: qp.qp_type,
@@ -120,11 +128,11 @@ fn view(qp: &QueuePair) -> QpView {
 }
 
 /// The device's half of the seam while a transport handles one doorbell.
-struct Access<'a> {
-    resources: &'a Resources,
-    dma: &'a dyn DmaSpace,
-    events: &'a mut EventEngine,
-    out: &'a mut Effects,
+pub(super) struct Access<'a> {
+    pub(super) resources: &'a Resources,
+    pub(super) dma: &'a dyn DmaSpace,
+    pub(super) events: &'a mut EventEngine,
+    pub(super) out: &'a mut Effects,
 }
 
 impl Access<'_> {

@@ -229,6 +229,11 @@ impl QpTable {
         self.qps.get_mut(&id)
     }
 
+    /// Every QP's id, in order.
+    pub(crate) fn ids(&self) -> Vec<u16> {
+        self.qps.keys().copied().collect()
+    }
+
     /// Removes QP `id`; false when there is none.
     pub(crate) fn remove(&mut self, id: u16) -> bool {
         self.qps.remove(&id).is_some()

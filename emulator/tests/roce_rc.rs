@@ -1,0 +1,369 @@
+//! The RC transport joined to the device: two RoCE adapters on the in-process cable, each driven
+//! by the ocrdma-like host exactly as libocrdma drives one for `ibv_rc_pingpong` (a user CQ, a
+//! memory region, an RC QP to RTS), moving data with SEND/RECV, RDMA WRITE and READ as RoCE v1
+//! frames; the error paths of spec/datapath.md §2.3 and §3.2 (one error CQE, then silence).
+
+use oce_testhost as be2net_host;
+
+use be2net_host::ocrdma::Roce;
+use be2net_host::ocrdma_verbs::{DB_CQ, DB_RQ, DB_SQ, HostQp};
+use be2net_host::{Host, HostRing};
+use oce_emulator::datapath::{CablePort, cable};
+use oce_emulator::{QueueKind, QueueMiss};
+use oce_mailbox::commands::{GetActiveProfile, GetProfileList, SetActiveProfile};
+use oce_mailbox::doorbells::{CqDoorbell, RoceRqDoorbell, RoceSqDoorbell};
+use oce_mailbox::entries::{Cqe, Rqe, Sge, TYPE_LKEY, WqeHeader, cqe_status, wqe_flag, wqe_opcode};
+use oce_mailbox::regs::Semaphore;
+use oce_mailbox::wire::{Wire, Writer};
+
+/// Bytes of each side's registered buffer.
+const BUF_LEN: usize = 256 * 1024;
+/// The buffer's user virtual address (libocrdma registers user memory by its VA).
+const VA: u64 = 0x7f00_0000_0000;
+/// REGISTER_NSMR access bits: remote write 27, remote read 28, local write 29.
+const ACCESS_ALL: u32 = (1 << 27) | (1 << 28) | (1 << 29);
+/// The PSNs each side starts from.
+const PSN_A: u32 = 0x1234;
+const PSN_B: u32 = 0xABCDE;
+
+/// One adapter and what libocrdma built on it.
+struct End {
+    host: Host,
+    roce: Roce,
+    port: CablePort,
+    mac: [u8; 6],
+    pd: u16,
+    cq: u16,
+    cq_ring: HostRing,
+    cq_tail: u32,
+    qp: HostQp,
+    key: u32,
+    buf: u64,
+    sq_head: u32,
+    rq_head: u32,
+}
+
+fn put(block: &mut [u8; 88], at: usize, v: u32) {
+    block[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+/// The link-local RoCE v1 GID of `mac` (fe80::EUI-64).
+fn gid(mac: [u8; 6]) -> [u8; 16] {
+    let mut g = [0u8; 16];
+    g[..2].copy_from_slice(&[0xfe, 0x80]);
+    g[8..].copy_from_slice(&[mac[0] ^ 2, mac[1], mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5]]);
+    g
+}
+
+/// A RoCE adapter probed by be2net and ocrdma, with a user CQ, a region and an RC QP.
+fn end(dir: &std::path::Path, seed: u64, port: CablePort) -> End {
+    let mut host = Host::with_seed(dir, seed);
+    let list = host.mbox(&GetProfileList::default()).unwrap();
+    let profile = list.entries.iter().find(|e| e.description.starts_with("RoCE-2")).unwrap().id;
+    host.mbox(&SetActiveProfile::new(profile)).unwrap();
+    host.dev.power_cycle().unwrap();
+    assert!((0..16).any(|_| Semaphore(host.config32(Semaphore::OFFSET)).is_ready()));
+    assert_eq!(host.mbox(&GetActiveProfile).unwrap().active, u16::from(profile));
+    let mac = host.probe(1).unwrap().mac;
+    let mut roce = host.ocrdma_add(1).unwrap();
+    host.dev.attach_wire(port.wire());
+    let pd = roce.pd_range.unwrap().first.pd_id + 1;
+    let (cq, cq_ring) = host.ocrdma_create_cq(&mut roce, pd).unwrap();
+    let buf = host.mem.alloc(BUF_LEN);
+    let pages: Vec<u64> = (0..(BUF_LEN / 4096) as u64).map(|i| buf + i * 4096).collect();
+    let (key, _) = host.ocrdma_reg_mr(&mut roce, pd, &pages, VA, BUF_LEN as u64, ACCESS_ALL).unwrap();
+    let qp = host.ocrdma_create_qp(&mut roce, 2, pd, cq, (15, 63), (1 << 3) | (1 << 4)).unwrap();
+    End { host, roce, port, mac, pd, cq, cq_ring, cq_tail: 0, qp, key, buf, sq_head: 0, rq_head: 0 }
+}
+
+impl End {
+    /// INIT → RTR (the peer's QP, MAC and GID, MTU 1024) → RTS, as ocrdma_mbx_modify_qp fills it.
+    fn connect(&mut self, peer_qp: u16, peer_mac: [u8; 6], (sq_psn, rq_psn): (u32, u32)) {
+        let id = self.qp.id;
+        let to_state = |state: u32| {
+            let mut b = [0u8; 88];
+            put(&mut b, 0, id.into());
+            put(&mut b, 12, state << 5);
+            b
+        };
+        self.host.ocrdma_modify_qp(&mut self.roce, &to_state(1), 1 | (1 << 2)).unwrap();
+        let mut rtr = to_state(2);
+        put(&mut rtr, 16, (1 << 16) | 1);
+        put(&mut rtr, 24, (1 << 24) | rq_psn);
+        put(&mut rtr, 32, peer_qp.into());
+        put(&mut rtr, 36, 1024 << 18);
+        put(&mut rtr, 40, 12 << 27);
+        rtr[44..60].copy_from_slice(&gid(self.mac));
+        rtr[60..76].copy_from_slice(&gid(peer_mac));
+        rtr[76..82].copy_from_slice(&peer_mac);
+        let rtr_valid = 1 | (1 << 21) | (1 << 13) | (1 << 4) | (1 << 11) | (1 << 8) | (1 << 9);
+        self.host.ocrdma_modify_qp(&mut self.roce, &rtr, rtr_valid).unwrap();
+        // Timeout 0 (no retransmit timer: the tests run in no time), retry 7, RNR retry 7, ORD 1.
+        let mut rts = to_state(3);
+        put(&mut rts, 16, (1 << 16) | 1);
+        put(&mut rts, 28, sq_psn);
+        put(&mut rts, 32, 7 << 24);
+        put(&mut rts, 40, 7 << 24);
+        let rts_valid = 1 | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 12) | (1 << 10);
+        self.host.ocrdma_modify_qp(&mut self.roce, &rts, rts_valid).unwrap();
+    }
+
+    /// Posts one SQ WQE (`ocrdma_post_send`): header, then `body` (remote SGE, SGEs or inline).
+    fn post_send(&mut self, op: u8, flags: u16, wqe_type: u8, dword2: u32, total_len: u32, body: &[u8]) -> u32 {
+        let mut wqe = vec![0u8; 16 + body.len()];
+        let mut hdr = WqeHeader::new(op, flags, wqe_type, wqe.len());
+        hdr.dword2 = dword2;
+        hdr.total_len = total_len;
+        hdr.encode(&mut Writer::new(&mut wqe[..16])).unwrap();
+        wqe[16..].copy_from_slice(body);
+        let index = self.sq_head;
+        self.host.mem.poke(self.qp.sq.0 + u64::from(index) * 256, &wqe);
+        self.sq_head = (index + 1) % self.qp.sq_entries;
+        self.host.pd_doorbell(self.pd, DB_SQ, RoceSqDoorbell::new(self.qp.sq_dbid, 1).0);
+        index
+    }
+
+    /// A local SGE over `len` bytes at `offset` in the buffer.
+    fn sge(&self, offset: u64, len: u32) -> Vec<u8> {
+        sge_bytes(VA + offset, self.key, len)
+    }
+
+    /// Posts one RQE over `len` bytes at `offset` in the buffer (`ocrdma_post_recv`).
+    fn post_recv(&mut self, offset: u64, len: u32) {
+        let rqe = Rqe::new(0, vec![Sge { addr: VA + offset, lrkey: self.key, len }]);
+        let mut raw = vec![0u8; 32];
+        rqe.encode(&mut Writer::new(&mut raw)).unwrap();
+        self.host.mem.poke(self.qp.rq.0 + u64::from(self.rq_head) * 128, &raw);
+        self.rq_head = (self.rq_head + 1) % self.qp.rq_entries;
+        self.host.pd_doorbell(self.pd, DB_RQ, RoceRqDoorbell::new(self.qp.rq_dbid, 1).0);
+    }
+
+    /// The valid CQEs since the last call, cleared as ocrdma clears them, and popped.
+    fn cqes(&mut self) -> Vec<Cqe> {
+        let mut out = Vec::new();
+        loop {
+            let at = self.cq_ring.entry(self.cq_tail);
+            let raw = self.host.mem.peek(at, 16);
+            let cqe = Cqe(std::array::from_fn(|i| u32::from_le_bytes(raw[4 * i..4 * i + 4].try_into().unwrap())));
+            if !cqe.is_valid() {
+                break;
+            }
+            self.host.mem.poke(at, &[0u8; 16]);
+            self.cq_tail += 1;
+            out.push(cqe);
+        }
+        if !out.is_empty() {
+            self.host.pd_doorbell(self.pd, DB_CQ, CqDoorbell::new(self.cq, false, out.len() as u16).0);
+        }
+        out
+    }
+
+    fn fill(&self, offset: u64, data: &[u8]) {
+        self.host.mem.poke(self.buf + offset, data);
+    }
+
+    fn read(&self, offset: u64, len: usize) -> Vec<u8> {
+        self.host.mem.peek(self.buf + offset, len)
+    }
+}
+
+fn sge_bytes(addr: u64, key: u32, len: u32) -> Vec<u8> {
+    let mut raw = vec![0u8; 16];
+    Sge { addr, lrkey: key, len }.encode(&mut Writer::new(&mut raw)).unwrap();
+    raw
+}
+
+/// Two connected adapters.
+fn pair() -> (tempfile::TempDir, End, End) {
+    let dir = tempfile::tempdir().unwrap();
+    let (pa, pb) = cable(64);
+    let mut a = end(&dir.path().join("a"), 0x0A00_0000_0000, pa);
+    let mut b = end(&dir.path().join("b"), 0x0B00_0000_0000, pb);
+    assert_ne!(a.mac, b.mac);
+    let (qa, qb, ma, mb) = (a.qp.id, b.qp.id, a.mac, b.mac);
+    a.connect(qb, mb, (PSN_A, PSN_B));
+    b.connect(qa, ma, (PSN_B, PSN_A));
+    (dir, a, b)
+}
+
+/// Carries frames both ways until none moves; returns the frames carried.
+fn pump(a: &mut End, b: &mut End) -> usize {
+    let mut carried = 0;
+    for _ in 0..100_000 {
+        let moved = a.port.deliver(&mut a.host.dev) + b.port.deliver(&mut b.host.dev);
+        a.host.dev.poll();
+        b.host.dev.poll();
+        carried += moved;
+        if moved == 0 && a.port.pending() == 0 && b.port.pending() == 0 {
+            return carried;
+        }
+    }
+    panic!("the pair never settled");
+}
+
+fn pattern(len: usize, seed: u8) -> Vec<u8> {
+    (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
+}
+
+const SIG: u16 = wqe_flag::SIG;
+
+#[test]
+fn rc_pingpong_send_recv_both_ways() {
+    let (_d, mut a, mut b) = pair();
+    // B posts a receive; A sends 4 KiB from its buffer.
+    b.post_recv(0x1_0000, 4096);
+    let data = pattern(4096, 7);
+    a.fill(0, &data);
+    let sge = a.sge(0, 4096);
+    let idx = a.post_send(wqe_opcode::SEND, SIG, TYPE_LKEY, 0, 4096, &sge);
+    let frames = pump(&mut a, &mut b);
+    assert_eq!(frames, 5, "4 SEND packets at MTU 1024 and one ACK");
+    assert_eq!(b.read(0x1_0000, 4096), data, "the payload landed in B's receive buffer");
+    let rx = b.cqes();
+    assert_eq!(rx.len(), 1);
+    assert_eq!((rx[0].0[1], rx[0].qpn(), rx[0].status()), (4096, b.qp.id, cqe_status::SUCCESS));
+    assert_ne!(rx[0].0[3] & Cqe::QTYPE_RQ, 0);
+    let tx = a.cqes();
+    assert_eq!(tx.len(), 1);
+    assert!(tx[0].is_sq());
+    assert_eq!((tx[0].wqe_index(), tx[0].qpn(), tx[0].status()), (idx as u16, a.qp.id, cqe_status::SUCCESS));
+
+    // Pong: B answers with an inline SEND carrying immediate data.
+    a.post_recv(0x2_0000, 256);
+    let inline = b"pong from B, inline in the WQE".to_vec();
+    let mut body = inline.clone();
+    body.resize(inline.len().div_ceil(16) * 16, 0);
+    b.post_send(wqe_opcode::SEND, SIG | wqe_flag::IMM, 0, 0xC0FFEE, inline.len() as u32, &body);
+    pump(&mut a, &mut b);
+    assert_eq!(a.read(0x2_0000, inline.len()), inline);
+    let rx = a.cqes();
+    assert_eq!(rx.len(), 1);
+    assert_eq!((rx[0].0[0], rx[0].0[1]), (0xC0FFEE, inline.len() as u32));
+    assert_ne!(rx[0].0[3] & Cqe::IMM, 0, "with immediate");
+    assert_eq!(b.cqes().len(), 1);
+}
+
+#[test]
+fn a_64_kib_send_goes_as_64_packets_and_lands_whole() {
+    let (_d, mut a, mut b) = pair();
+    b.post_recv(0, 65536);
+    let data = pattern(65536, 3);
+    a.fill(0x1_0000, &data);
+    let sge = a.sge(0x1_0000, 65536);
+    a.post_send(wqe_opcode::SEND, SIG, TYPE_LKEY, 0, 65536, &sge);
+    let frames = pump(&mut a, &mut b);
+    assert!(frames >= 65, "64 packets and at least one ACK: {frames}");
+    assert_eq!(b.read(0, 65536), data);
+    assert_eq!(b.cqes()[0].0[1], 65536);
+    assert_eq!(a.cqes()[0].status(), cqe_status::SUCCESS);
+}
+
+#[test]
+fn rdma_write_and_read_move_the_bytes_the_test_wrote() {
+    let (_d, mut a, mut b) = pair();
+    // WRITE 8 KiB from A's buffer @0 into B's @0x3000.
+    let data = pattern(8192, 11);
+    a.fill(0, &data);
+    let mut body = sge_bytes(VA + 0x3000, b.key, 8192);
+    body.extend(a.sge(0, 8192));
+    a.post_send(wqe_opcode::WRITE, SIG, TYPE_LKEY, 0, 8192, &body);
+    pump(&mut a, &mut b);
+    assert_eq!(b.read(0x3000, 8192), data);
+    assert!(b.cqes().is_empty(), "a WRITE without immediate consumes no receive");
+    assert_eq!(a.cqes()[0].status(), cqe_status::SUCCESS);
+
+    // READ 5000 bytes from B's @0x8000 into A's @0x2_0000.
+    let data = pattern(5000, 99);
+    b.fill(0x8000, &data);
+    let mut body = sge_bytes(VA + 0x8000, b.key, 5000);
+    body.extend(a.sge(0x2_0000, 5000));
+    a.post_send(wqe_opcode::READ, SIG, TYPE_LKEY, 0, 5000, &body);
+    pump(&mut a, &mut b);
+    assert_eq!(a.read(0x2_0000, 5000), data);
+    let tx = a.cqes();
+    assert_eq!((tx.len(), tx[0].status(), tx[0].0[1]), (1, cqe_status::SUCCESS, 5000));
+}
+
+#[test]
+fn a_wrong_rkey_completes_rem_access_err_then_the_qp_is_silent() {
+    let (_d, mut a, mut b) = pair();
+    let before = b.read(0x3000, 64);
+    a.fill(0, &[0x5A; 64]);
+    // Another generation of B's key: same index, wrong key.
+    let mut body = sge_bytes(VA + 0x3000, b.key ^ 0x80, 64);
+    body.extend(a.sge(0, 64));
+    a.post_send(wqe_opcode::WRITE, SIG, TYPE_LKEY, 0, 64, &body);
+    pump(&mut a, &mut b);
+    assert_eq!(b.read(0x3000, 64), before, "B's memory untouched");
+    let tx = a.cqes();
+    assert_eq!(tx.len(), 1);
+    assert_eq!(tx[0].status(), cqe_status::REM_ACCESS_ERR);
+    // Silence after: another WQE makes no frame and no CQE on either side.
+    b.post_recv(0, 64);
+    let sge = a.sge(0, 64);
+    a.post_send(wqe_opcode::SEND, SIG, TYPE_LKEY, 0, 64, &sge);
+    assert_eq!(pump(&mut a, &mut b), 0);
+    assert!(a.cqes().is_empty() && b.cqes().is_empty());
+}
+
+#[test]
+fn bad_wqes_and_sges_complete_with_errors_never_touching_the_peer() {
+    let (_d, mut a, mut b) = pair();
+    b.post_recv(0, 4096);
+    let before = b.read(0, 4096);
+    // An SGE whose lkey names no region: LOC_PROT_ERR, nothing on the wire.
+    let sge = sge_bytes(VA, 0xDEAD_0001, 64);
+    let idx = a.post_send(wqe_opcode::SEND, SIG, TYPE_LKEY, 0, 64, &sge);
+    assert_eq!(pump(&mut a, &mut b), 0, "nothing sent");
+    let tx = a.cqes();
+    assert_eq!((tx.len(), tx[0].wqe_index(), tx[0].status()), (1, idx as u16, cqe_status::LOC_PROT_ERR));
+    assert_eq!(b.read(0, 4096), before);
+    assert!(b.cqes().is_empty());
+
+    // A fresh pair: a garbage WQE (an opcode ocrdma never posts, a size past the entry).
+    let (_d, mut a, mut b) = pair();
+    let mut garbage = vec![0xFFu8; 256];
+    garbage[..4].copy_from_slice(&0x0FFF_FF1Fu32.to_le_bytes());
+    a.host.mem.poke(a.qp.sq.0, &garbage);
+    a.host.pd_doorbell(a.pd, DB_SQ, RoceSqDoorbell::new(a.qp.sq_dbid, 1).0);
+    assert_eq!(pump(&mut a, &mut b), 0);
+    let tx = a.cqes();
+    assert_eq!((tx.len(), tx[0].status()), (1, cqe_status::LOC_QP_OP_ERR));
+    // An SGE whose range runs past B's region, as READ target from the peer: REM_ACCESS_ERR.
+    let (_d, mut a, mut b) = pair();
+    let mut body = sge_bytes(VA + BUF_LEN as u64 - 16, b.key, 64);
+    body.extend(a.sge(0, 64));
+    a.post_send(wqe_opcode::READ, SIG, TYPE_LKEY, 0, 64, &body);
+    pump(&mut a, &mut b);
+    assert_eq!(a.cqes()[0].status(), cqe_status::REM_ACCESS_ERR);
+    // Doorbells on a PD page with no QP: a queue miss, nothing else.
+    let other = a.pd + 1;
+    a.host.pd_doorbell(other, DB_SQ, RoceSqDoorbell::new(a.qp.sq_dbid, 1).0);
+    a.host.pd_doorbell(other, DB_RQ, RoceRqDoorbell::new(a.qp.rq_dbid, 1).0);
+    assert!(a.host.dev.queue_misses().contains(&QueueMiss { kind: QueueKind::Qp, id: a.qp.sq_dbid }));
+    assert_eq!(pump(&mut a, &mut b), 0);
+    assert!(a.cqes().is_empty());
+}
+
+#[test]
+fn delete_qp_under_traffic_posts_nothing_for_the_deleted_qp() {
+    let (_d, mut a, mut b) = pair();
+    for i in 0..4 {
+        b.post_recv(i * 4096, 4096);
+    }
+    for i in 0..4 {
+        let sge = a.sge(i * 4096, 4096);
+        a.post_send(wqe_opcode::SEND, SIG, TYPE_LKEY, 0, 4096, &sge);
+    }
+    // Half the frames reach B, then B deletes its QP with the rest in flight.
+    b.port.deliver(&mut b.host.dev);
+    let _ = b.cqes();
+    let id = b.qp.id;
+    b.host.ocrdma_destroy_qp(&mut b.roce, id).unwrap();
+    pump(&mut a, &mut b);
+    assert!(b.cqes().is_empty(), "no CQE for a destroyed QP");
+    // A got at most its completed sends, never an entry naming QP 0 or another QP.
+    for cqe in a.cqes() {
+        assert_eq!(cqe.qpn(), a.qp.id);
+    }
+}

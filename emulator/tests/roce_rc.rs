@@ -79,6 +79,12 @@ fn end(dir: &std::path::Path, seed: u64, port: CablePort) -> End {
 impl End {
     /// INIT → RTR (the peer's QP, MAC and GID, MTU 1024) → RTS, as ocrdma_mbx_modify_qp fills it.
     fn connect(&mut self, peer_qp: u16, peer_mac: [u8; 6], (sq_psn, rq_psn): (u32, u32)) {
+        self.connect_with(peer_qp, peer_mac, (sq_psn, rq_psn), None);
+    }
+
+    /// [`End::connect`], with PFC's priority tag when `sl` is given: VLAN 0 enabled and the SL
+    /// in the AV, as ocrdma_set_av_params does with `pfc_state` (spec/datapath.md §4.4).
+    fn connect_with(&mut self, peer_qp: u16, peer_mac: [u8; 6], (sq_psn, rq_psn): (u32, u32), sl: Option<u8>) {
         let id = self.qp.id;
         let to_state = |state: u32| {
             let mut b = [0u8; 88];
@@ -96,7 +102,11 @@ impl End {
         rtr[44..60].copy_from_slice(&gid(self.mac));
         rtr[60..76].copy_from_slice(&gid(peer_mac));
         rtr[76..82].copy_from_slice(&peer_mac);
-        let rtr_valid = 1 | (1 << 21) | (1 << 13) | (1 << 4) | (1 << 11) | (1 << 8) | (1 << 9);
+        let mut rtr_valid = 1 | (1 << 21) | (1 << 13) | (1 << 4) | (1 << 11) | (1 << 8) | (1 << 9);
+        if let Some(sl) = sl {
+            put(&mut rtr, 40, (12 << 27) | (u32::from(sl) << 20));
+            rtr_valid |= 1 << 26; // VLAN_EN, VLAN id 0 @82
+        }
         self.host.ocrdma_modify_qp(&mut self.roce, &rtr, rtr_valid).unwrap();
         // Timeout 0 (no retransmit timer: the tests run in no time), retry 7, RNR retry 7, ORD 1.
         let mut rts = to_state(3);
@@ -366,4 +376,73 @@ fn delete_qp_under_traffic_posts_nothing_for_the_deleted_qp() {
     for cqe in a.cqes() {
         assert_eq!(cqe.qpn(), a.qp.id);
     }
+}
+
+/// A wire that keeps what the port sends.
+#[derive(Debug, Clone, Default)]
+struct Recorder(std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>>);
+
+impl oce_emulator::datapath::Wire for Recorder {
+    fn send(&mut self, frame: &[u8]) {
+        self.0.lock().unwrap().push(frame.to_vec());
+    }
+    fn ready(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn with_pfc_frames_are_priority_tagged_and_still_reach_the_qp() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pa, pb) = cable(64);
+    let mut a = end(&dir.path().join("a"), 0x0A00_0000_0000, pa);
+    let mut b = end(&dir.path().join("b"), 0x0B00_0000_0000, pb);
+    let (qa, qb, ma, mb) = (a.qp.id, b.qp.id, a.mac, b.mac);
+    a.connect_with(qb, mb, (PSN_A, PSN_B), Some(3));
+    b.connect_with(qa, ma, (PSN_B, PSN_A), Some(3));
+    // A's frames are caught, checked and handed to B by hand; B's answers take the cable.
+    let caught = Recorder::default();
+    a.host.dev.attach_wire(Box::new(caught.clone()));
+    b.post_recv(0, 100);
+    let data = pattern(100, 5);
+    a.fill(0, &data);
+    let sge = a.sge(0, 100);
+    a.post_send(wqe_opcode::SEND, SIG, TYPE_LKEY, 0, 100, &sge);
+    let frames = std::mem::take(&mut *caught.0.lock().unwrap());
+    assert_eq!(frames.len(), 1);
+    let f = &frames[0];
+    assert_eq!((&f[..6], &f[6..12]), (&mb[..], &ma[..]), "to B's MAC from A's port MAC");
+    assert_eq!(&f[12..14], &[0x81, 0x00], "802.1Q");
+    assert_eq!(u16::from_be_bytes([f[14], f[15]]), 3 << 13, "PCP = SL 3, VLAN 0");
+    assert_eq!(&f[16..18], &[0x89, 0x15], "RoCE v1");
+    assert_eq!(&f[18 + 8..18 + 24], &gid(ma), "GRH source GID");
+    assert_eq!(b.host.dev.receive(f), oce_emulator::datapath::Receipt::Delivered);
+    assert_eq!(b.read(0, 100), data);
+    assert_eq!(b.cqes().len(), 1);
+    a.port.deliver(&mut a.host.dev);
+    assert_eq!(a.cqes()[0].status(), cqe_status::SUCCESS, "B's tagged ACK reached A");
+}
+
+#[test]
+fn a_key_of_another_pd_is_loc_prot_err_and_a_reset_drops_every_qp() {
+    let (_d, mut a, mut b) = pair();
+    // A region on another PD of A's: its key is refused for A's QP.
+    let other_pd = a.pd + 1;
+    let page = a.host.mem.alloc(4096);
+    let (key, _) = a.host.ocrdma_reg_mr(&mut a.roce, other_pd, &[page], VA, 4096, ACCESS_ALL).unwrap();
+    b.post_recv(0, 64);
+    let sge = sge_bytes(VA, key, 64);
+    a.post_send(wqe_opcode::SEND, SIG, TYPE_LKEY, 0, 64, &sge);
+    assert_eq!(pump(&mut a, &mut b), 0);
+    assert_eq!(a.cqes()[0].status(), cqe_status::LOC_PROT_ERR);
+    assert!(b.cqes().is_empty());
+    // B's function resets: its QPs are gone, a frame for them is dropped.
+    let (_d, mut a, mut b) = pair();
+    b.host.dev.reset();
+    b.post_recv(0, 64);
+    let sge = a.sge(0, 64);
+    a.post_send(wqe_opcode::SEND, SIG, TYPE_LKEY, 0, 64, &sge);
+    pump(&mut a, &mut b);
+    assert!(b.host.dev.firmware().events().iter().all(|e| !matches!(e, oce_emulator::Event::DmaFault { .. })));
+    assert!(a.cqes().is_empty(), "no ACK from a reset adapter");
 }

@@ -79,12 +79,20 @@ fn end(dir: &std::path::Path, seed: u64, port: CablePort) -> End {
 impl End {
     /// INIT → RTR (the peer's QP, MAC and GID, MTU 1024) → RTS, as ocrdma_mbx_modify_qp fills it.
     fn connect(&mut self, peer_qp: u16, peer_mac: [u8; 6], (sq_psn, rq_psn): (u32, u32)) {
-        self.connect_with(peer_qp, peer_mac, (sq_psn, rq_psn), None);
+        self.connect_with(peer_qp, peer_mac, (sq_psn, rq_psn), None, (0, 7));
     }
 
     /// [`End::connect`], with PFC's priority tag when `sl` is given: VLAN 0 enabled and the SL
-    /// in the AV, as ocrdma_set_av_params does with `pfc_state` (spec/datapath.md §4.4).
-    fn connect_with(&mut self, peer_qp: u16, peer_mac: [u8; 6], (sq_psn, rq_psn): (u32, u32), sl: Option<u8>) {
+    /// in the AV, as ocrdma_set_av_params does with `pfc_state` (spec/datapath.md §4.4); and
+    /// the ACK timeout code and retry count.
+    fn connect_with(
+        &mut self,
+        peer_qp: u16,
+        peer_mac: [u8; 6],
+        (sq_psn, rq_psn): (u32, u32),
+        sl: Option<u8>,
+        (timeout, retry): (u32, u32),
+    ) {
         let id = self.qp.id;
         let to_state = |state: u32| {
             let mut b = [0u8; 88];
@@ -108,12 +116,15 @@ impl End {
             rtr_valid |= 1 << 26; // VLAN_EN, VLAN id 0 @82
         }
         self.host.ocrdma_modify_qp(&mut self.roce, &rtr, rtr_valid).unwrap();
-        // Timeout 0 (no retransmit timer: the tests run in no time), retry 7, RNR retry 7, ORD 1.
+        // By default timeout 0 (no retransmit timer: the tests run in no time), retry 7; RNR
+        // retry 7, ORD 1.
         let mut rts = to_state(3);
         put(&mut rts, 16, (1 << 16) | 1);
         put(&mut rts, 28, sq_psn);
-        put(&mut rts, 32, 7 << 24);
-        put(&mut rts, 40, 7 << 24);
+        // `ackto_rnr_rtc_dest_qpn`: ACK timeout 31:27, RNR retry 26:24; `rnt_rc_sl_fl`: retry
+        // count 26:24 (ocrdma_sli.h).
+        put(&mut rts, 32, (timeout << 27) | (7 << 24));
+        put(&mut rts, 40, retry << 24);
         let rts_valid = 1 | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 12) | (1 << 10);
         self.host.ocrdma_modify_qp(&mut self.roce, &rts, rts_valid).unwrap();
     }
@@ -398,8 +409,8 @@ fn with_pfc_frames_are_priority_tagged_and_still_reach_the_qp() {
     let mut a = end(&dir.path().join("a"), 0x0A00_0000_0000, pa);
     let mut b = end(&dir.path().join("b"), 0x0B00_0000_0000, pb);
     let (qa, qb, ma, mb) = (a.qp.id, b.qp.id, a.mac, b.mac);
-    a.connect_with(qb, mb, (PSN_A, PSN_B), Some(3));
-    b.connect_with(qa, ma, (PSN_B, PSN_A), Some(3));
+    a.connect_with(qb, mb, (PSN_A, PSN_B), Some(3), (0, 7));
+    b.connect_with(qa, ma, (PSN_B, PSN_A), Some(3), (0, 7));
     // A's frames are caught, checked and handed to B by hand; B's answers take the cable.
     let caught = Recorder::default();
     a.host.dev.attach_wire(Box::new(caught.clone()));
@@ -445,4 +456,34 @@ fn a_key_of_another_pd_is_loc_prot_err_and_a_reset_drops_every_qp() {
     pump(&mut a, &mut b);
     assert!(b.host.dev.firmware().events().iter().all(|e| !matches!(e, oce_emulator::Event::DmaFault { .. })));
     assert!(a.cqes().is_empty(), "no ACK from a reset adapter");
+}
+
+#[test]
+fn when_the_peer_qp_vanishes_poll_retransmits_then_completes_retry_exc_err_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pa, pb) = cable(64);
+    let mut a = end(&dir.path().join("a"), 0x0A00_0000_0000, pa);
+    let mut b = end(&dir.path().join("b"), 0x0B00_0000_0000, pb);
+    let (qa, qb, ma, mb) = (a.qp.id, b.qp.id, a.mac, b.mac);
+    // ACK timeout code 14: 4.096 µs × 2^14 ≈ 67 ms (IBTA); 2 retries.
+    a.connect_with(qb, mb, (PSN_A, PSN_B), None, (14, 2));
+    b.connect(qa, ma, (PSN_B, PSN_A));
+    let clock = std::sync::Arc::new(oce_mailbox::ManualClock::new());
+    a.host.dev.set_clock(clock.clone());
+    b.host.ocrdma_destroy_qp(&mut b.roce, qb).unwrap();
+    let sge = a.sge(0, 64);
+    a.post_send(wqe_opcode::SEND, SIG, TYPE_LKEY, 0, 64, &sge);
+    assert_eq!(pump(&mut a, &mut b), 1, "the SEND, dropped at B");
+    assert!(a.host.dev.poll().is_some(), "a retransmit timer is due");
+    let mut sent = Vec::new();
+    for _ in 0..6 {
+        clock.advance(std::time::Duration::from_millis(70));
+        a.host.dev.poll();
+        sent.push(pump(&mut a, &mut b));
+    }
+    assert_eq!(sent, [1, 1, 0, 0, 0, 0], "two retransmissions, then nothing");
+    let tx = a.cqes();
+    assert_eq!(tx.len(), 1);
+    assert_eq!(tx[0].status(), cqe_status::RETRY_EXC_ERR);
+    assert!(a.host.dev.poll().is_none(), "no timer left");
 }

@@ -96,6 +96,13 @@
 //!   core's MAD agent failed to open port 1 (three error lines in the kernel log). With a translating vIOMMU, `ibv_devinfo` is killed by the guest
 //!   kernel ("Corrupted page table"): ocrdma hands user space `virt_to_phys()` of a DMA-API
 //!   buffer, which the IOMMU layer allocated through a remapping; not the device's doing.
+//!   `tests/roce-qemu/run.sh --stack ocrdma` (6.1.0-57): `ibv_rc_pingpong`'s REGISTER_NSMR
+//!   carries PD **0**: `ocrdma_alloc_pd` hands a user context's first PD the context's own PD
+//!   (`goto pd_mapping`) and leaves the core's ib_pd zeroed, so every later verb on it names
+//!   id 0 and a NULL `uctx`. The model refuses PD 0 (ILLEGAL_FIELD: "Couldn't register MR").
+//!   Accepting it (tried, not kept) gets CREATE_QP through, and then the guest kernel oopses
+//!   in `ocrdma_copy_qp_uresp` → `ocrdma_add_mmap` (NULL `pd->uctx`), whatever the device
+//!   answers: user-space RC QPs cannot run on this kernel's ocrdma.
 
 use oce_mailbox::commands::{RdmaConfig, RdmaQpFlags};
 

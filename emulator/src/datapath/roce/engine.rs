@@ -101,6 +101,11 @@ fn requester(view: &QpView) -> Requester {
 }
 
 impl RoceEngine {
+    /// True while the engine runs no QP: nothing to sync, no timer, no frame to take.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.qps.is_empty()
+    }
+
     fn since(&mut self, now: Instant) -> Duration {
         now.saturating_duration_since(*self.origin.get_or_insert(now))
     }

@@ -61,6 +61,11 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
             return;
         }
         let ids = self.firmware.resources.rdma.qps.ids();
+        // Every command passes here (be2net's too): with no QP on either side there is nothing
+        // to follow.
+        if ids.is_empty() && self.datapath.roce_engine.is_idle() {
+            return;
+        }
         self.with_roce(|engine, queues, port| engine.sync(&ids, queues, port));
     }
 
@@ -73,6 +78,10 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
 
     /// The engine's due timers; when the next one is.
     pub(super) fn roce_poll(&mut self) -> Option<Instant> {
+        // Every register access polls: an engine that runs no QP has no timer to look at.
+        if self.datapath.roce_engine.is_idle() {
+            return None;
+        }
         self.with_roce(|engine, queues, port| engine.poll(queues, port))
     }
 }

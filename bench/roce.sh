@@ -3,9 +3,10 @@
 # "RoCE between two guests"):
 #   rxe          rdma_rxe (RoCE v2 in the guest kernel) over QEMU's virtio-net, the two joined by
 #                -netdev dgram
-#   ocrdma       the Debian kernel's ocrdma on be2net on each guest's emulated OCe14000
-#                (`ocetool emulator serve`, release build, the RoCE profile), cabled with
-#                --wire/--wire-peer
+#   ocrdma       the Debian kernel's ocrdma (rebuilt with the user-PD fix of
+#                tests/roce-qemu/ocrdma-fix.sh, without which no user-space verbs run) on be2net on
+#                each guest's emulated OCe14000 (`ocetool emulator serve`, release build, the RoCE
+#                profile), cabled with --wire/--wire-peer
 #   tcp-oce14000 TCP over the same emulated adapters (be2net, in the ocrdma guests), measured as
 #                bench/datapath.sh does: 50 pings, BENCH_MB MiB (default 32) with busybox nc
 # Each pair boots tests/roce-qemu's initramfs with init-bench.sh, -smp 1, no vIOMMU. From B to A
@@ -30,7 +31,9 @@ qemu_say "building ocetool (release)"
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$REPO/target/bench}
 (cd "$REPO" && cargo build --release --locked -q -p ocetool)
 OCETOOL=$CARGO_TARGET_DIR/release/ocetool
-roce_initramfs "$WORK/bench.cpio.gz" "$HERE/init-bench.sh"
+. "$HERE/ocrdma-fix.sh"
+ocrdma_fixed
+roce_initramfs "$WORK/bench.cpio.gz" "$HERE/init-bench.sh" --module-file "ocrdma.ko:$OCRDMA_KO"
 host_action() { return 2; }
 
 # pair STACK: boots the two guests of STACK, answers their barriers until both end; their logs

@@ -19,10 +19,13 @@
 #                                        guest programs that need their shared libraries
 #   qemu_libs_resolve DIR PROG...        each program (a path inside DIR) finds its shared
 #                                        libraries inside DIR (ld.so --list); returns 2 if not
-#   qemu_initramfs OUT INIT [--modules "m1 m2"] [--bin PATH[:NAME]]... [--file SRC:DEST]...
-#                  [--tree DIR]...       busybox + modules (with their dependencies, in load order,
-#                                        decompressed) + programs in /bin + files + trees (copied
-#                                        onto the root) + INIT as /init + tests/qemu/guest.sh as
+#   qemu_initramfs OUT INIT [--modules "m1 m2"] [--module-file NAME.ko:PATH]... [--bin PATH[:NAME]]...
+#                  [--file SRC:DEST]... [--tree DIR]...
+#                                        busybox + modules (with their dependencies, in load order,
+#                                        decompressed; --module-file puts PATH in place of the
+#                                        kernel's NAME.ko, e.g. a module rebuilt from patched
+#                                        source) + programs in /bin + files + trees (copied onto
+#                                        the root) + INIT as /init + tests/qemu/guest.sh as
 #                                        /lib/guest.sh
 #   qemu_serve_at SOCK LOG CMD...        starts a vfio-user server (CMD must create SOCK), waits for
 #                                        the socket; its PID is $SERVED_PID and joins
@@ -173,10 +176,12 @@ qemu_libs_resolve() {
 
 qemu_initramfs() {
   local out=$1 init=$2 root mods="" bins=() files=() trees=() m i=0 base dest
+  local -A swap=()
   shift 2
   while [ $# -gt 0 ]; do
     case $1 in
       --modules) mods="$mods $2"; shift 2 ;;
+      --module-file) swap[${2%%:*}]=${2#*:}; shift 2 ;;
       --bin) bins+=("$2"); shift 2 ;;
       --file) files+=("$2"); shift 2 ;;
       --tree) trees+=("$2"); shift 2 ;;
@@ -191,12 +196,14 @@ qemu_initramfs() {
     awk '$1=="insmod"{print $2}' | awk '!seen[$0]++'); do
     i=$((i + 1)); base=$(basename "$m"); base=${base%.xz}; base=${base%.zst}
     dest=$root/lib/modules/$(printf %02d "$i")-$base
+    if [ -n "${swap[$base]:-}" ]; then cp "${swap[$base]}" "$dest"; unset "swap[$base]"; continue; fi
     case $m in
       *.xz) xz -dc "$m" >"$dest" ;;
       *.zst) zstd -dcq "$m" >"$dest" ;;
       *) cp "$m" "$dest" ;;
     esac
   done
+  [ ${#swap[@]} -eq 0 ] || { echo "qemu_initramfs: no module ${!swap[*]} among $mods"; return 2; }
   for b in "${bins[@]}"; do
     dest=$root/bin/$(basename "${b#*:}")
     [ "${b#*:}" = "$b" ] && dest=$root/bin/$(basename "$b")

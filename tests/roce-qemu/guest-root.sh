@@ -1,10 +1,12 @@
 # Sourced by tests/roce-qemu/run.sh and bench/roce.sh (after tests/qemu/lib.sh's qemu_init): the
 # initramfs of an RDMA guest.
-#   roce_initramfs OUT INIT   busybox, the modules of both stacks (be2net and ocrdma; virtio-net
+#   roce_initramfs OUT INIT [ARGS...]
+#                             busybox, the modules of both stacks (be2net and ocrdma; virtio-net
 #                             and rdma_rxe, with crc32_generic: the "crc32" hash rxe asks the
 #                             crypto API for, its ICRC; ib_uverbs for user space), Debian's rdma-core user
 #                             space and perftest with their libraries, tests/datapath-qemu/common.sh
-#                             as /lib/common.sh and tests/roce-qemu/roce.sh as /lib/roce.sh
+#                             as /lib/common.sh and tests/roce-qemu/roce.sh as /lib/roce.sh; ARGS
+#                             go to qemu_initramfs (--module-file ocrdma.ko:PATH: ocrdma-fix.sh's)
 ROCE_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # libibverbs finds its providers through /etc/libibverbs.d (ibverbs-providers: ocrdma, rxe);
 # perftest links librdmacm, libibumad and libpci; iproute2 has `rdma`, ethtool and ping the NIC.
@@ -23,5 +25,5 @@ roce_initramfs() {
       return 2
   fi
   qemu_initramfs "$1" "$2" --modules "$ROCE_MODULES" --tree "$root" \
-    --file "$REPO/tests/datapath-qemu/common.sh:/lib/common.sh" --file "$ROCE_HERE/roce.sh:/lib/roce.sh"
+    --file "$REPO/tests/datapath-qemu/common.sh:/lib/common.sh" --file "$ROCE_HERE/roce.sh:/lib/roce.sh" "${@:3}"
 }

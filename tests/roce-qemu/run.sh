@@ -29,25 +29,33 @@
 #   dmesg-clean-a/-b   no ocrdma/be2net/rxe/ib error line, no splat, but for ocrdma's two drain
 #                      WARN_ONCEs (spec/datapath.md §3.3) and its PFC lines (§4.4)
 # A remote access error (a bad rkey) has no tool that provokes it; the in-process tests hold it.
-# Usage: bash tests/roce-qemu/run.sh [--stack ocrdma|rxe]   (KEEP_WORK=DIR keeps the logs and the
-# pcap). Ends with "roce-qemu: N passed, M failed"; exits non-zero on any failure.
+# The ocrdma the guests load: by default the guest kernel's own, rebuilt from Debian's source with
+# the one-line fix ocrdma-fix.sh explains (without it, Debian 6.1's ocrdma gives user space's first
+# PD of a context id 0 and then dereferences NULL creating a QP: no user-space verbs run on it);
+# --ocrdma stock loads the kernel's module unchanged, to see that failure.
+# Usage: bash tests/roce-qemu/run.sh [--stack ocrdma|rxe] [--ocrdma fixed|stock]   (KEEP_WORK=DIR
+# keeps the logs and the pcap). Ends with "roce-qemu: N passed, M failed"; exits non-zero on any
+# failure.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 STACK=ocrdma
+OCRDMA=fixed
 while [ $# -gt 0 ]; do
   case $1 in
     --stack) STACK=${2:-}; shift 2 || { echo "roce-qemu: --stack needs ocrdma or rxe"; exit 2; } ;;
-    *) echo "roce-qemu: unknown argument '$1' (usage: run.sh [--stack ocrdma|rxe])"; exit 2 ;;
+    --ocrdma) OCRDMA=${2:-}; shift 2 || { echo "roce-qemu: --ocrdma needs fixed or stock"; exit 2; } ;;
+    *) echo "roce-qemu: unknown argument '$1' (usage: run.sh [--stack ocrdma|rxe] [--ocrdma fixed|stock])"; exit 2 ;;
   esac
 done
 case $STACK in ocrdma | rxe) ;; *) echo "roce-qemu: unknown stack '$STACK' (ocrdma or rxe)"; exit 2 ;; esac
+case $OCRDMA in fixed | stock) ;; *) echo "roce-qemu: unknown ocrdma '$OCRDMA' (fixed or stock)"; exit 2 ;; esac
 . "$HERE/../qemu/lib.sh"
 CHECKS="modprobe-a modprobe-b devinfo-a devinfo-b pingpong-default pingpong-inline pingpong-events
   pingpong-64k write-bw read-bw destroy-under-traffic pcap-decodes dmesg-clean-a dmesg-clean-b"
 qemu_init roce-qemu "$CHECKS"
 QEMU_TIMEOUT=${QEMU_TIMEOUT:-900}
 export QEMU_VIOMMU=off
-qemu_say "stack $STACK"
+qemu_say "stack $STACK$([ "$STACK" = ocrdma ] && echo ", $OCRDMA ocrdma")"
 if ! command -v tshark >/dev/null; then
   qemu_say "installing tshark"
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends tshark >/dev/null ||
@@ -58,7 +66,13 @@ qemu_say "building ocetool"
 (cd "$REPO" && cargo build --locked -q -p ocetool)
 OCETOOL=$HOST_TARGET/debug/ocetool
 . "$HERE/guest-root.sh"
-roce_initramfs "$WORK/roce.cpio.gz" "$HERE/init.sh"
+MODULE_ARGS=()
+if [ "$OCRDMA" = fixed ]; then
+  . "$HERE/ocrdma-fix.sh"
+  ocrdma_fixed
+  MODULE_ARGS=(--module-file "ocrdma.ko:$OCRDMA_KO")
+fi
+roce_initramfs "$WORK/roce.cpio.gz" "$HERE/init.sh" "${MODULE_ARGS[@]}"
 . "$REPO/tests/datapath-qemu/ctl.sh"
 host_action() { echo "unknown action $1"; return 2; }
 

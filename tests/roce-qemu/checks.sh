@@ -47,6 +47,9 @@ pair pingpong-64k pp_64k "$PP_RESULT"
 BW_RESULT='^ *4096 +300 +[0-9.]+ +[0-9.]+'
 pair write-bw write_bw "$BW_RESULT"
 pair read-bw read_bw "$BW_RESULT"
+# bad_rkey.c's client line names the completion status (ibv_wc_status_str); its server exits 0
+# only when its buffer is untouched.
+pair bad-rkey bad_rkey 'completion status remote access error \(10\)'
 
 # destroy-under-traffic: B's client was alive, and its port sending, when killed (it ended by the
 # SIGKILL: status 128 + 9); the second run passes on both ends.

@@ -5,7 +5,9 @@
 #                             and rdma_rxe, with crc32_generic: the "crc32" hash rxe asks the
 #                             crypto API for, its ICRC; ib_uverbs for user space), Debian's rdma-core user
 #                             space and perftest with their libraries, tests/datapath-qemu/common.sh
-#                             as /lib/common.sh and tests/roce-qemu/roce.sh as /lib/roce.sh; ARGS
+#                             as /lib/common.sh and tests/roce-qemu/roce.sh as /lib/roce.sh,
+#                             bad_rkey.c built against the root's libibverbs (the headers from
+#                             libibverbs-dev, unpacked aside, never installed) as /usr/bin/bad_rkey; ARGS
 #                             go to qemu_initramfs (--module-file ocrdma.ko:PATH: ocrdma-fix.sh's)
 ROCE_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # libibverbs finds its providers through /etc/libibverbs.d (ibverbs-providers: ocrdma, rxe);
@@ -23,6 +25,11 @@ roce_initramfs() {
     qemu_libs_resolve "$root" usr/bin/ibv_devinfo usr/bin/ibv_rc_pingpong usr/bin/ib_write_bw usr/bin/ib_read_bw \
       usr/bin/ib_send_lat usr/bin/rdma sbin/ethtool bin/ping ||
       return 2
+    local dev=$WORK/ibverbs-dev lib=$root/usr/lib/x86_64-linux-gnu
+    qemu_debs "$dev" libibverbs-dev
+    gcc -O2 -Wall -Wextra -Werror -o "$root/usr/bin/bad_rkey" "$ROCE_HERE/bad_rkey.c" -I"$dev/usr/include" \
+      "$lib/libibverbs.so.1" -Wl,-rpath-link,"$lib:$root/lib/x86_64-linux-gnu" ||
+      { echo "$QEMU_NAME: bad_rkey.c does not build"; return 2; }
   fi
   qemu_initramfs "$1" "$2" --modules "$ROCE_MODULES" --tree "$root" \
     --file "$REPO/tests/datapath-qemu/common.sh:/lib/common.sh" --file "$ROCE_HERE/roce.sh:/lib/roce.sh" "${@:3}"

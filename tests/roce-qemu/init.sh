@@ -30,6 +30,8 @@ pair pp_64k $PP -n 10 -s 65536
 # perftest: -F, since a TCG guest's cpufreq values differ (only a warning then).
 pair write_bw ib_write_bw -d "$DEV" -x "$GIDX" -n 300 -s 4096 -F
 pair read_bw ib_read_bw -d "$DEV" -x "$GIDX" -n 300 -s 4096 -F
+# A wrong rkey: B's RDMA WRITE completes with a remote access error, A's buffer stays untouched.
+pair bad_rkey bad_rkey -d "$DEV" -g "$GIDX"
 
 # Destroy under traffic: B's client is killed (SIGKILL: the kernel destroys its QP, CQs and MRs)
 # while the pair ping-pongs; A's server, left waiting for receives that never come, is killed 2 s

@@ -22,13 +22,15 @@
 #   pingpong-64k       -s 65536 -n 10 (64 packets per message at MTU 1024)
 #   write-bw, read-bw  ib_write_bw / ib_read_bw, 300 iterations of 4096 B, both ends exit 0, the
 #                      client's bandwidth line
+#   bad-rkey           bad_rkey.c (no distribution tool posts a wrong key): B's RDMA WRITE with a
+#                      key A never registered completes with IBV_WC_REM_ACCESS_ERR, A's buffer is
+#                      untouched, both exit 0 (and the kernels stay clean: dmesg-clean)
 #   destroy-under-traffic
 #                      B's pingpong client SIGKILLed mid-run (its port's sent-packet counter moving
 #                      when killed); both sides then pass a second pingpong
 #   pcap-decodes       tshark decodes the recorded wire's frames as InfiniBand (BTH opcodes)
 #   dmesg-clean-a/-b   no ocrdma/be2net/rxe/ib error line, no splat, but for ocrdma's two drain
 #                      WARN_ONCEs (spec/datapath.md §3.3) and its PFC lines (§4.4)
-# A remote access error (a bad rkey) has no tool that provokes it; the in-process tests hold it.
 # The ocrdma the guests load: by default the guest kernel's own, rebuilt from Debian's source with
 # the one-line fix ocrdma-fix.sh explains (without it, Debian 6.1's ocrdma gives user space's first
 # PD of a context id 0 and then dereferences NULL creating a QP: no user-space verbs run on it);
@@ -51,7 +53,7 @@ case $STACK in ocrdma | rxe) ;; *) echo "roce-qemu: unknown stack '$STACK' (ocrd
 case $OCRDMA in fixed | stock) ;; *) echo "roce-qemu: unknown ocrdma '$OCRDMA' (fixed or stock)"; exit 2 ;; esac
 . "$HERE/../qemu/lib.sh"
 CHECKS="modprobe-a modprobe-b devinfo-a devinfo-b pingpong-default pingpong-inline pingpong-events
-  pingpong-64k write-bw read-bw destroy-under-traffic pcap-decodes dmesg-clean-a dmesg-clean-b"
+  pingpong-64k write-bw read-bw bad-rkey destroy-under-traffic pcap-decodes dmesg-clean-a dmesg-clean-b"
 qemu_init roce-qemu "$CHECKS"
 QEMU_TIMEOUT=${QEMU_TIMEOUT:-900}
 export QEMU_VIOMMU=off

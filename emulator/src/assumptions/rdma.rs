@@ -102,7 +102,11 @@
 //!   id 0 and a NULL `uctx`. The model refuses PD 0 (ILLEGAL_FIELD: "Couldn't register MR").
 //!   Accepting it (tried, not kept) gets CREATE_QP through, and then the guest kernel oopses
 //!   in `ocrdma_copy_qp_uresp` → `ocrdma_add_mmap` (NULL `pd->uctx`), whatever the device
-//!   answers: user-space RC QPs cannot run on this kernel's ocrdma.
+//!   answers: user-space RC QPs cannot run on this kernel's ocrdma as shipped. The same ocrdma
+//!   rebuilt with that shortcut never taken (`tests/roce-qemu/ocrdma-fix.sh`) runs
+//!   `ibv_rc_pingpong` (default, inline, events, 64 KiB), `ib_write_bw`, `ib_read_bw` and a
+//!   WRITE with a wrong rkey (IBV_WC_REM_ACCESS_ERR) against the model with no change to it:
+//!   its user CQs ring on the context PD's page and its QPs on their own PD's page, as above.
 
 use oce_mailbox::commands::{RdmaConfig, RdmaQpFlags};
 

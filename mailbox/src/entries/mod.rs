@@ -15,7 +15,7 @@ pub use eth::{
 pub use rdma_cqe::{AV_LEN, Av, AvGrh, CQE_LEN, Cqe, ROCE_ETHERTYPE, cqe_status};
 pub use rdma_wqe::{
     FastRegister, Rqe, SGE_LEN, Sge, TYPE_LKEY, UdHeader, WQE_HEADER_LEN, WQE_STRIDE, WqeHeader, flag as wqe_flag,
-    opcode as wqe_opcode,
+    fr_access, opcode as wqe_opcode,
 };
 
 use crate::wire::{Reader, Wire, WireError, Writer};

@@ -51,6 +51,20 @@ pub mod flag {
     pub const AH_VLAN: u16 = 0x40;
 }
 
+/// Access flags an FR_MR WQE carries in header dword 1 (`OCRDMA_LKEY_FLAG_*`, ocrdma_sli.h;
+/// set by ocrdma_verbs.c `ocrdma_build_reg` from the work request's `IB_ACCESS_*`).
+pub mod fr_access {
+    /// The adapter may write through the key (`OCRDMA_LKEY_FLAG_LOCAL_WR`).
+    #[doc(alias = "OCRDMA_LKEY_FLAG_LOCAL_WR")]
+    pub const LOCAL_WR: u32 = 0x1;
+    /// A peer may read (`OCRDMA_LKEY_FLAG_REMOTE_RD`).
+    #[doc(alias = "OCRDMA_LKEY_FLAG_REMOTE_RD")]
+    pub const REMOTE_RD: u32 = 0x2;
+    /// A peer may write (`OCRDMA_LKEY_FLAG_REMOTE_WR`).
+    #[doc(alias = "OCRDMA_LKEY_FLAG_REMOTE_WR")]
+    pub const REMOTE_WR: u32 = 0x4;
+}
+
 /// Data type, bits 17:16 of `cw`: `INLINE` (0) data follows the header; `LKEY` (1) SGEs do
 /// (`OCRDMA_TYPE_INLINE`, `OCRDMA_TYPE_LKEY`).
 pub const TYPE_LKEY: u8 = 1;
@@ -192,6 +206,12 @@ pub struct FastRegister {
 }
 
 impl FastRegister {
+    /// Bytes of the extension (`sizeof(struct ocrdma_ewqe_fr)`): six dwords and two reserved.
+    pub const LEN: usize = 32;
+    /// The largest page size code ocrdma writes: 4 KiB << 16 = 256 MiB
+    /// (ocrdma_verbs.c `get_encoded_page_size`).
+    pub const MAX_PAGE_SIZE_CODE: u32 = 16;
+
     /// Bytes per page.
     pub fn page_len(&self) -> u64 {
         4096u64 << self.page_size_code.min(32)

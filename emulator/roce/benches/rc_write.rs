@@ -46,6 +46,10 @@ impl Env for Host {
         self.mem[at..at + data.len()].copy_from_slice(data);
         Ok(())
     }
+    /// The bench's one region is not invalidatable (it sends no SEND with invalidate).
+    fn invalidate(&mut self, _rkey: u32, _pd: u32) -> Result<(), MemError> {
+        Err(MemError::Key)
+    }
     fn transmit(&mut self, frame: &[u8]) {
         self.out.push(frame.to_vec());
     }

@@ -72,7 +72,8 @@ fn an_unsignaled_inline_send_and_a_send_with_invalidate_complete_as_asked() {
     let mut inline = wr(9, SendOp::Send, Data::Inline(b"inline bytes!".to_vec()));
     inline.signaled = false;
     p.a.qp.post_send(inline).unwrap();
-    p.a.qp.post_send(wr(10, SendOp::SendInv(0x0000_0A5A), Data::Inline(vec![0xEE; 3]))).unwrap();
+    let doomed = p.b.host.reg(BASE + 0x2000, 0x1000);
+    p.a.qp.post_send(wr(10, SendOp::SendInv(doomed), Data::Inline(vec![0xEE; 3]))).unwrap();
     p.run();
 
     assert_eq!(p.opcodes('a'), [Opcode::RcSendOnly, Opcode::RcSendOnlyInv]);
@@ -84,11 +85,13 @@ fn an_unsignaled_inline_send_and_a_send_with_invalidate_complete_as_asked() {
             wr_id: 2,
             byte_len: 3,
             imm: None,
-            invalidate: Some(0x0A5A),
+            invalidate: Some(doomed),
             write_imm: false,
             status: Status::Success
         }
     );
+    assert!(p.b.host.mrs.iter().all(|r| r.key != doomed), "the named rkey is gone at B");
+    assert!(p.b.host.mrs.iter().any(|r| r.key == kb), "and only that one");
     // Only the signaled one completes on the sender.
     assert_eq!(
         p.a.host.completions,

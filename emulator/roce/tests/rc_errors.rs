@@ -247,6 +247,20 @@ fn a_send_longer_than_the_receive_is_loc_len_err_there_and_rem_inv_req_err_here(
 }
 
 #[test]
+fn a_send_with_invalidate_naming_an_unknown_rkey_fails_the_receive_and_is_nakked() {
+    let mut p = Pair::new();
+    let kb = p.b.host.reg(BASE, 0x1000);
+    p.b.qp.post_recv(RecvWr { wr_id: 4, sges: vec![Sge { addr: BASE, len: 64, lkey: kb }] }).unwrap();
+    // A key B never registered (B's keys end in 0x5A).
+    p.a.qp.post_send(wr(2, SendOp::SendInv(0x0000_7701), Data::Inline(vec![1; 8]))).unwrap();
+    p.run();
+    assert_eq!(statuses(&p.b.host.completions), [(4, Status::RemInvReqErr)]);
+    assert_eq!(statuses(&p.a.host.completions), [(2, Status::RemInvReqErr)]);
+    assert_eq!(p.b.host.events, [QpEvent::RequestError]);
+    assert!(p.b.host.mrs.iter().any(|r| r.key == kb), "B's own region is untouched");
+}
+
+#[test]
 fn a_local_key_that_does_not_cover_the_sge_gives_loc_prot_err() {
     let mut p = Pair::new();
     let ka = p.a.host.reg(BASE, 0x100);

@@ -117,6 +117,14 @@ impl Qp {
         if sgl::scatter(env, pd, &rqe.sges, u64::from(offset), pkt.payload).is_err() {
             return Err(fail(env, Status::LocProtErr, NakCode::RemoteOperationalError));
         }
+        // SEND with invalidate: the rkey goes before the receive completes. A key the QP may not
+        // invalidate fails the receive with REM_INV_REQ_ERR, as rdma_rxe does (rxe_resp.c,
+        // RESPST_ERR_INVALIDATE_RKEY), and NAKs the request as invalid (spec/datapath.md §3.2).
+        if let Some(ieth) = pkt.ieth.filter(|_| pos.ends())
+            && env.invalidate(ieth.rkey, pd).is_err()
+        {
+            return Err(fail(env, Status::RemInvReqErr, NakCode::InvalidRequest));
+        }
         self.epsn = psn_add(self.epsn, 1);
         if pos.ends() {
             self.msn = psn_add(self.msn, 1);

@@ -158,7 +158,8 @@ pub enum Completion {
         /// Bytes received (for WRITE with immediate: the WRITE's length).
         byte_len: u32,
         imm: Option<u32>,
-        /// The rkey a SEND with invalidate named; the caller invalidates it.
+        /// The rkey a SEND with invalidate named, already invalidated through
+        /// [`Env::invalidate`].
         invalidate: Option<u32>,
         /// True when a WRITE with immediate consumed the receive.
         write_imm: bool,
@@ -235,6 +236,11 @@ pub trait Env {
     fn read(&mut self, mem: MemRef, buf: &mut [u8]) -> Result<(), MemError>;
     /// Copies `data` into the memory `mem` names.
     fn write(&mut self, mem: MemRef, data: &[u8]) -> Result<(), MemError>;
+    /// Invalidates `rkey` for a peer's SEND with invalidate, on a QP of protection domain `pd`:
+    /// the responder invalidates the R_Key the IETH names before it completes the receive
+    /// (IBTA vol 1, Send with Invalidate). Refused when the key names nothing this QP may
+    /// invalidate.
+    fn invalidate(&mut self, rkey: u32, pd: u32) -> Result<(), MemError>;
     /// Puts one whole Ethernet frame on the wire.
     fn transmit(&mut self, frame: &[u8]);
     /// Posts a completion for the QP `qpn`.

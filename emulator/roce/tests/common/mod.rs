@@ -89,6 +89,15 @@ impl Env for Host {
         self.mem[at..at + data.len()].copy_from_slice(data);
         Ok(())
     }
+    /// Removes the region: the test MRs are all invalidatable.
+    fn invalidate(&mut self, rkey: u32, pd: u32) -> Result<(), MemError> {
+        let at = self.mrs.iter().position(|r| r.key == rkey).ok_or(MemError::Key)?;
+        if self.mrs[at].pd != pd {
+            return Err(MemError::Pd);
+        }
+        self.mrs.remove(at);
+        Ok(())
+    }
     fn transmit(&mut self, frame: &[u8]) {
         self.out.push(frame.to_vec());
     }

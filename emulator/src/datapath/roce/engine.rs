@@ -13,8 +13,8 @@ use oce_roce::packet::{EthHeader, Grh, Packet, Vlan};
 use oce_roce::rc::{self, QpConfig, Requester};
 
 use super::glue::Glue;
-use super::wqe;
 use super::{QpView, RoceQueues, WorkQueue};
+use super::{local, wqe};
 
 /// ocrdma's P_Key: the default partition, the only one it reports (spec/datapath.md §3.1).
 const PKEY: u16 = 0xFFFF;
@@ -150,8 +150,10 @@ impl RoceEngine {
     }
 
     /// QP `id`'s SQ has WQEs up to its producer index: each becomes a send work request, or
-    /// (unparsable, not modelled, refused) an error CQE after which the QP is silent. False when
-    /// the engine does not run the QP.
+    /// (unparsable, not modelled, refused) an error CQE after which the QP is silent. A local
+    /// operation (FR_MR, LKEY_INV) waits, with everything after it, until every earlier WQE
+    /// has completed ([`local`]); [`RoceEngine::receive`] resumes the SQ then. False when the
+    /// engine does not run the QP.
     pub(crate) fn sq_posted(&mut self, id: u16, queues: &mut dyn RoceQueues, port: &mut Port<'_>) -> bool {
         let now = self.since(port.now);
         let Some(view) = queues.qp(id) else { return false };
@@ -163,8 +165,20 @@ impl RoceEngine {
         }
         while e.sq_consumer != view.sq_producer && view.sq_entries > 0 {
             let index = e.sq_consumer;
+            let bytes = queues.read_wqe(id, index);
+            if let Some(local) = bytes.as_deref().and_then(local::parse) {
+                if e.rc.send_queued() > 0 {
+                    break;
+                }
+                e.sq_consumer = (index + 1) % view.sq_entries;
+                if !local::run(local, index, &view, queues) {
+                    e.rc.set_error();
+                    break;
+                }
+                continue;
+            }
             e.sq_consumer = (index + 1) % view.sq_entries;
-            let wr = queues.read_wqe(id, index).ok_or(wqe::BadEntry::Size).and_then(|b| wqe::send_wr(&b, index));
+            let wr = bytes.ok_or(wqe::BadEntry::Size).and_then(|b| wqe::send_wr(&b, index));
             if wr.ok().and_then(|wr| e.rc.post_send(wr).ok()).is_none() {
                 queues.post_cqe(id, WorkQueue::Sq, &Cqe::sq(index as u16, 0, id, cqe_status::LOC_QP_OP_ERR), true);
                 e.rc.set_error();
@@ -211,6 +225,10 @@ impl RoceEngine {
         e.rc.receive(&mut glue, &pkt, now);
         glue.solicited = false;
         e.rc.poll(&mut glue, now);
+        // A local operation waiting for the WQEs this packet completed goes now.
+        if e.sq_consumer != view.sq_producer && e.rc.send_queued() == 0 {
+            self.sq_posted(id, queues, port);
+        }
         true
     }
 

@@ -110,6 +110,13 @@ impl rc::Env for Glue<'_> {
         Ok(())
     }
 
+    /// A peer's SEND with invalidate: the same region rules as LKEY_INV (see
+    /// [`RoceQueues::invalidate`]).
+    fn invalidate(&mut self, rkey: u32, pd: u32) -> Result<(), MemError> {
+        let pd = u16::try_from(pd).map_err(|_| MemError::Pd)?;
+        self.queues.invalidate(pd, rkey).map_err(|_| MemError::Key)
+    }
+
     fn transmit(&mut self, frame: &[u8]) {
         self.frames.push(frame.to_vec());
     }

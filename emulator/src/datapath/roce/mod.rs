@@ -10,7 +10,10 @@
 
 pub(crate) mod engine;
 mod glue;
+mod local;
 mod wqe;
+
+pub use local::{FastRegistration, RegionRefusal};
 
 use std::fmt;
 
@@ -101,6 +104,13 @@ pub trait RoceQueues {
     fn dma_read(&mut self, addr: u64, buf: &mut [u8]) -> bool;
     /// Writes host memory at bus address `addr`.
     fn dma_write(&mut self, addr: u64, data: &[u8]) -> bool;
+    /// FR_MR for a QP of PD `pd`: the fast-register region `reg.key`'s index names, invalid and
+    /// of that PD, takes the key, access and geometry, and the `reg.pages` PBEs the device reads
+    /// from its PBL pages; it is valid from then on.
+    fn fast_register(&mut self, pd: u16, reg: &FastRegistration) -> Result<(), RegionRefusal>;
+    /// LKEY_INV, or a peer's SEND with invalidate, for a QP of PD `pd`: the fast-register region
+    /// with exactly `key` becomes invalid (it stays registered; FR_MR may make it valid again).
+    fn invalidate(&mut self, pd: u16, key: u32) -> Result<(), RegionRefusal>;
     /// Posts `cqe` to the CQ of `queue` of QP `qp`; `solicited` (a solicited receive, or an
     /// error) also ends a solicited-only arming. Refused (false) when the QP is gone or in ERR:
     /// ocrdma `BUG()`s on a CQE for a destroyed QP and makes the flush completions itself.

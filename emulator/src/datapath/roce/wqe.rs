@@ -14,7 +14,7 @@ use oce_roce::rc::{self, Data, Remote, SendOp, SendWr};
 pub(crate) enum BadEntry {
     /// The header's size is shorter than its layout or longer than the ring's entry.
     Size,
-    /// A fast-register, local-invalidate or unknown opcode: not modelled.
+    /// An opcode ocrdma never posts on an RC SQ (FR_MR and LKEY_INV are [`super::local`]'s).
     Opcode(u8),
     /// Inline data longer than the entry holds.
     Inline,

@@ -14,6 +14,7 @@ mod ethernet;
 mod mcc;
 mod roce;
 mod roce_engine;
+mod roce_frwr;
 
 use std::time::Instant;
 

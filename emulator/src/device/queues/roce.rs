@@ -11,7 +11,7 @@ use oce_mailbox::wire::{Reader, Wire, Writer};
 use oce_mailbox::wrb::COMPLETION_LEN;
 
 use super::super::{Device, DmaSpace, Interrupt};
-use crate::datapath::roce::{MrView, QpView, RoceQueues, WorkQueue, not_modelled};
+use crate::datapath::roce::{FastRegistration, MrView, QpView, RegionRefusal, RoceQueues, WorkQueue, not_modelled};
 use crate::datapath::{Effects, Env, EventEngine};
 use crate::events::{Event, QueueKind};
 use crate::firmware::rdma::qp::QueuePair;
@@ -61,7 +61,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         match self.datapath.roce.take() {
             Some(mut transport) => {
                 let mut access = Access {
-                    resources: &self.firmware.resources,
+                    resources: &mut self.firmware.resources,
                     dma: &self.dma,
                     events: &mut self.datapath.events,
                     out: &mut out,
@@ -129,14 +129,14 @@ pub(super) fn view(qp: &QueuePair) -> QpView {
 
 /// The device's half of the seam while a transport handles one doorbell.
 pub(super) struct Access<'a> {
-    pub(super) resources: &'a Resources,
+    pub(super) resources: &'a mut Resources,
     pub(super) dma: &'a dyn DmaSpace,
     pub(super) events: &'a mut EventEngine,
     pub(super) out: &'a mut Effects,
 }
 
 impl Access<'_> {
-    fn env(&mut self) -> Env<'_> {
+    pub(super) fn env(&mut self) -> Env<'_> {
         Env { resources: self.resources, dma: self.dma, out: self.out }
     }
 
@@ -181,7 +181,7 @@ impl RoceQueues for Access<'_> {
     }
 
     fn memory_region(&self, key: u32) -> Option<MrView<'_>> {
-        let mr = self.resources.rdma.mrs.get(key).filter(|mr| mr.complete)?;
+        let mr = self.resources.rdma.mrs.get(key).filter(|mr| mr.complete && mr.valid)?;
         Some(MrView {
             key: mr.key,
             pd_id: mr.pd_id,
@@ -203,6 +203,14 @@ impl RoceQueues for Access<'_> {
         self.env().write(addr, data)
     }
 
+    fn fast_register(&mut self, pd: u16, reg: &FastRegistration) -> Result<(), RegionRefusal> {
+        self.fast_register_region(pd, reg)
+    }
+
+    fn invalidate(&mut self, pd: u16, key: u32) -> Result<(), RegionRefusal> {
+        self.resources.rdma.mrs.invalidate(pd, key)
+    }
+
     fn post_cqe(&mut self, qp: u16, queue: WorkQueue, cqe: &Cqe, solicited: bool) -> bool {
         let Some(qp) = self.resources.rdma.qps.get(qp).filter(|qp| qp.state != QpState::Err) else {
             return false;
@@ -212,8 +220,7 @@ impl RoceQueues for Access<'_> {
         if cqe.encode(&mut Writer::new(&mut entry)).is_err() {
             return false;
         }
-        let (resources, dma) = (self.resources, self.dma);
-        let mut env = Env { resources, dma, out: self.out };
+        let mut env = Env { resources: self.resources, dma: self.dma, out: self.out };
         self.events.post_marked(cq, &entry, solicited, &mut env);
         true
     }

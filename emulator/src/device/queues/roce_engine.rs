@@ -39,7 +39,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         let mut out = Effects::default();
         let mut port = Port { smac, now: self.clock.now(), frames: &mut frames };
         let mut access = Access {
-            resources: &self.firmware.resources,
+            resources: &mut self.firmware.resources,
             dma: &self.dma,
             events: &mut self.datapath.events,
             out: &mut out,

@@ -26,6 +26,7 @@ pub mod driver;
 pub mod frames;
 pub mod memory;
 pub mod ocrdma;
+pub mod ocrdma_frwr;
 pub mod ocrdma_verbs;
 pub mod pair;
 pub mod rings;

@@ -14,11 +14,13 @@
 //!   PD ranges (ALLOC_PD_RANGE / DEALLOC_PD_RANGE), the address handle table (CREATE_AH_TBL /
 //!   DELETE_AH_TBL), CQ_CREATE version 3, memory regions (REGISTER_NSMR, REGISTER_NSMR_CONT,
 //!   DEALLOC_LKEY) and queue pairs (CREATE_QP, MODIFY_QP, QUERY_QP, DELETE_QP) with their
-//!   doorbells on the PD pages, and the RC transport (below). Not modelled: UD and GSI
-//!   transport (a send WQE posted on such a QP is logged as
-//!   [`crate::events::Event::RoceNotModelled`], never completed), ALLOC_LKEY,
-//!   SRQs, memory windows, multicast: those opcodes are ILLEGAL_REQUEST, completed like any
-//!   command, so a verb the model lacks fails at once with a clear status.
+//!   doorbells on the PD pages, and the RC transport (below) with fast registration and
+//!   invalidation (FR_MR and LKEY_INV WQEs, SEND with invalidate; "Fast registration" below).
+//!   Not modelled: UD and GSI transport (a send WQE posted on such a QP is logged as
+//!   [`crate::events::Event::RoceNotModelled`], never completed), ALLOC_LKEY (DMA MRs: ocrdma
+//!   never asks, spec/datapath.md §2.1), SRQs, memory windows, multicast: those opcodes are
+//!   ILLEGAL_REQUEST, completed like any command, so a verb the model lacks fails at once with
+//!   a clear status.
 //! - **CQ_CREATE v3** (`handlers::rdma_cq`): 4 KiB pages only (`page_size` 1; ocrdma's CQs of
 //!   `max_cqe` × 16 bytes use exactly that), `valid` set, 1..=4 pages holding `cqe_count` entries
 //!   of 16 bytes, an existing EQ when eventable, and a `pd_id` of 0 (kernel) or a PD in use (a
@@ -28,14 +30,18 @@
 //!   [`FIRST_MR_INDEX`] (so no key is 0, the reserved DMA lkey) up to `max_mr`; the generation
 //!   byte grows each time an index is reused, so a stale key names nothing. **GUESS**: the key
 //!   byte a real adapter picks is not public. REGISTER_NSMR needs a PD in use, a non-zero page
-//!   size, PBL pages of at least one entry, room in the PBL pages for `ceil((fbo + len) /
+//!   size (a fast-register region may have none: `ocrdma_alloc_mr` never sets it), PBL pages
+//!   of at least one entry, room in the PBL pages for `ceil((fbo + len) /
 //!   page)` entries (non-FR regions), and no more PBL addresses than `num_pbl` (all of them when
 //!   `last`); REGISTER_NSMR_CONT must name an open key, continue at the next PBL index and, when
-//!   `last`, complete the list; DEALLOC_LKEY must name an existing key exactly. Any miss is
+//!   `last`, complete the list; DEALLOC_LKEY must name an existing key exactly, or the key
+//!   REGISTER_NSMR gave a fast-register region whose key byte FR_MR changed since
+//!   (`ocrdma_dereg_mr` passes `hwmr.lkey`, the registration's). Any miss is
 //!   ILLEGAL_FIELD; a full table INSUFFICIENT_RESOURCES. When a non-FR region completes, the
 //!   device reads its PBEs from the PBL pages before the command completes; a PBL page it cannot
 //!   read leaves the region without pages (logged as a DMA fault), so later accesses to it fail.
-//!   An FR region's PBEs come with its FR_MR WQE.
+//!   An FR region's PBEs come with its FR_MR WQE; until then it is invalid and its key names
+//!   nothing usable.
 //! - **Queue pairs** (`firmware::rdma::qp`): **GUESS** the GSI QP is [`GSI_QP_ID`] (1, the wire
 //!   QPN of QP1, so CQE `qpn`, DETH and the wire agree; one per function) and RC/UD QPs take
 //!   the lowest free id from 2 to [`MAX_QP_ID`]; the SQ and RQ doorbell ids equal the QP id.
@@ -68,13 +74,54 @@
 //!   4.096 µs × 2^code (IBTA), code 0 none. RoCE v1 frames (0x8915, bare or behind 0x8100) go
 //!   to the QP the BTH names, never to the Ethernet RX rings; one naming no running QP, or with
 //!   a bad ICRC, is dropped as `NoRing`. The SQ CQE's `wqeidx` is the WQE's ring index; the RQ
-//!   CQE's buffer tag the RQE's `rsvd_tag`. Not modelled, each an error CQE (LOC_QP_OP_ERR)
-//!   then silence: FR_MR and LKEY_INV WQEs, unparsable entries. **GUESS** (no public source):
-//!   a SEND with invalidate is reported (CQE INVALIDATE bit and rkey) but the region is not
-//!   invalidated; a responder error raises no async QP event (the requester's NAK CQE is what
-//!   ocrdma sees); RoCE frames are sent and received whatever the logical link, as long as a
+//!   CQE's buffer tag the RQE's `rsvd_tag`. An unparsable entry is an error CQE (LOC_QP_OP_ERR)
+//!   then silence. **GUESS** (no public source): a responder error raises no async QP event
+//!   (the requester's NAK CQE is what ocrdma sees); RoCE frames are sent and received whatever the logical link, as long as a
 //!   cable is plugged in; a local error found after the WQE is taken completes it at once, even
 //!   with earlier WQEs still outstanding.
+//! - **Fast registration** (`datapath::roce::local`, `firmware::rdma::mr`,
+//!   `device::queues::roce_frwr`), as ocrdma writes the WQEs (`ocrdma_build_reg`,
+//!   `ocrdma_post_send`; spec/datapath.md §2.3, §3.3):
+//!   - **FR_MR** names the region by its key's index (bits 31:8) and gives it the whole key
+//!     (header dword 2: xprtrdma bumps the key byte each time, `ib_update_fast_reg_key`), the
+//!     access of dword 1 (LOCAL_WR, REMOTE_RD, REMOTE_WR; nothing else), the VA and page size
+//!     code of `ocrdma_ewqe_fr`, the length of `total_len`, and `num_sges` PBEs the device reads
+//!     from the PBL pages REGISTER_NSMR gave (hi dword first, where `ocrdma_build_reg` put them
+//!     before posting). Checks, each refusal LOC_QP_OP_ERR then silence: the region exists and
+//!     its PBL is complete, it is a fast-register region, it is invalid (**derived**, IBTA: a
+//!     valid region must be invalidated before it is registered again), its PD is the QP's,
+//!     `num_sges` fits its PBL pages (`num_pbl × pbl_size / 8`: REGISTER_NSMR does not carry
+//!     `max_num_sg`), the pages cover `fbo + length`, REMOTE_WR comes with LOCAL_WR (ocrdma's
+//!     own rule for registered memory), the page size code is at most 16
+//!     (`get_encoded_page_size`), and every PBL read succeeds. **GUESS** (statuses): the error
+//!     status is LOC_QP_OP_ERR, as rdma_rxe completes a failed local operation (rxe_req.c
+//!     `rxe_do_local_ops`); ocrdma passes any status through (`ocrdma_to_ibwc_err`) and
+//!     xprtrdma disconnects on any. **GUESS** (first-byte offset): the device uses `fbo`
+//!     modulo the page size. ocrdma computes `fbo = iova − pages[0]`, and xprtrdma puts the
+//!     RPC's XID into the iova's upper 32 bits (frwr_ops.c `frwr_map`), so the 64-bit `fbo`
+//!     carries the XID; a device that used it whole would fault on every NFS/RDMA access.
+//!   - **LKEY_INV** names the key exactly; the region must be a fast-register one of the QP's
+//!     PD (IBTA invalidates only fast-register regions and memory windows; rdma_rxe refuses
+//!     other MR types, siw checks the PD), else LOC_QP_OP_ERR then silence. **Decision**:
+//!     invalidating a region that is already invalid succeeds and leaves it invalid — the verbs
+//!     allow an STag already invalid when invalidation is asked (siw_mem.c
+//!     `siw_invalidate_stag`, which does the same; so does rdma_rxe). An invalid region's key
+//!     then fails every access: LOC_PROT_ERR locally, a remote access NAK (REM_ACCESS_ERR at the
+//!     peer) for a WRITE or READ. DEALLOC_LKEY still frees it.
+//!   - **Order** (**derived**, stronger than IBTA needs): a local operation waits, with every
+//!     WQE after it, until every earlier WQE of the SQ has completed (ACKed, or READ data
+//!     landed); then it runs at once and its CQE (when signaled) follows theirs. So FR_MR is in
+//!     effect before any later WQE starts, LKEY_INV never pulls a key from under an earlier
+//!     WQE still using it, and SQ CQEs stay in ring order, which `ocrdma_poll_success_scqe`
+//!     relies on. The cost is no pipelining across a local operation.
+//!   - **SEND with invalidate** (`OCRDMA_FLAG_INV`, the rkey in dword 2) goes out with an IETH
+//!     on its last packet (RC SEND LAST/ONLY with invalidate). **GUESS** (spec/datapath.md
+//!     §3.3: ocrdma never sets REGISTER_NSMR's REMOTE_INV bit): the responder invalidates the
+//!     named rkey by the LKEY_INV rules above, REMOTE_INV or not, before the receive
+//!     completes; the RQ CQE then has the INVALIDATE bit (w3 bit 30) and the rkey in w0, which
+//!     ocrdma reports as `IB_WC_WITH_INVALIDATE` and `ex.invalidate_rkey`. A key it may not
+//!     invalidate fails the receive with REM_INV_REQ_ERR (as rdma_rxe, rxe_resp.c) and NAKs
+//!     the request as invalid (REM_INV_REQ_ERR at the sender); both QPs go silent.
 //! - **Protection domains** (`firmware::rdma`): ids from [`FIRST_PD_ID`] up to [`RDMA_MAX_PD`]
 //!   of them, shared by single PDs and ranges. A range is the lowest run of free ids long
 //!   enough; one that does not fit is FAILED with INSUFFICIENT_RESOURCES, as is a PD past the

@@ -38,6 +38,7 @@ mod rdma_mr;
 mod rdma_qp;
 mod rdma_qp_params;
 mod rdma_stats;
+mod rdma_stats_blocks;
 mod read_only;
 mod transceiver;
 mod version;
@@ -85,6 +86,9 @@ pub use rdma_mr::{
 pub use rdma_qp::{CreateQp, CreateQpFlags, DeleteQp, IRD_PAGE_SLOTS, QP_PAGE_SLOTS, QpCreated, QpType};
 pub use rdma_qp_params::{ModifyQp, ModifyQpValid, QP_PARAMS_LEN, QpModified, QpParams, QpState, QueryQp};
 pub use rdma_stats::{GetRdmaStats, RdmaStats};
+pub use rdma_stats_blocks::{
+    DoorbellErrorStats, ResourceStats, RxQpErrorStats, RxStats, TxQpErrorStats, TxStats, WqeStats,
+};
 pub use read_only::{READ_ONLY_QUERIES, read_only_query};
 pub use support::format_mac;
 pub use transceiver::{

@@ -10,7 +10,7 @@
 //!   ILLEGAL_REQUEST, as an opcode the firmware does not have. ocrdma never gets that far on a
 //!   NIC function (it checks `function_mode` first).
 //! - **What is modelled**: QUERY_CONFIG (the fixed limits of [`ROCE_LIMITS`]), GET_RDMA_STATS
-//!   (every counter zero; a reset request changes nothing), single PDs (ALLOC_PD / DEALLOC_PD),
+//!   (the RoCE counters below; the other blocks zero), single PDs (ALLOC_PD / DEALLOC_PD),
 //!   PD ranges (ALLOC_PD_RANGE / DEALLOC_PD_RANGE), the address handle table (CREATE_AH_TBL /
 //!   DELETE_AH_TBL), CQ_CREATE version 3, memory regions (REGISTER_NSMR, REGISTER_NSMR_CONT,
 //!   DEALLOC_LKEY) and queue pairs (CREATE_QP, MODIFY_QP, QUERY_QP, DELETE_QP) with their
@@ -122,6 +122,41 @@
 //!     ocrdma reports as `IB_WC_WITH_INVALIDATE` and `ex.invalidate_rkey`. A key it may not
 //!     invalidate fails the receive with REM_INV_REQ_ERR (as rdma_rxe, rxe_resp.c) and NAKs
 //!     the request as invalid (REM_INV_REQ_ERR at the sender); both QPs go silent.
+//! - **RoCE counters** (`datapath::roce::stats`, answered by GET_RDMA_STATS): per function, in
+//!   firmware RAM: a POST zeroes them; **GUESS** a function reset does not (as the Ethernet
+//!   counters); `reset_stats` zeroes them once the answer is taken. No public source says how
+//!   the firmware counts; every rule here is a **GUESS** made to agree with what ocrdma sums
+//!   (`ocrdma_sysfs_xmit_pkts`, `_xmit_data`, `_rcv_pkts`, `_rcv_data` in ocrdma_stats.c).
+//!   *Sent*: each frame the built-in engine puts on the port, retransmissions included, is one
+//!   packet of its BTH kind — SEND (RC, UD and GSI alike: GSI is counted with UD, as SENDs),
+//!   WRITE, READ request, READ response or ACK (NAKs and RNR NAKs are ACKs) — so
+//!   `port_xmit_packets` is every frame sent. *Bytes* run from the GRH's first to the ICRC's
+//!   last (the frame less its Ethernet header and 802.1Q tag; the model has no FCS), RoCE v1's
+//!   stand-in for IBA's LRH-to-ICRC data octets; an ACK's bytes count nowhere
+//!   (`ocrdma_tx_stats` has no field for them). Frames of a plugged-in external transport are
+//!   not seen. *Received*: every RoCE v1 frame the port takes is one `roce_frames` with its
+//!   bytes, whether or not a QP takes it (the port counts before the QP lookup, so ocrdma's
+//!   `port_rcv_packets`, which adds only the ICRC and length drops, counts every packet); one
+//!   no QP takes is also a `qp1_drops` (BTH destination QP 1), `ud_drops` (a UD opcode) or
+//!   `rc_drop_count_lookup_errors`. A bad ICRC is `roce_frame_icrc_drops`, a GRH payload length
+//!   or pad count that does not fit the frame `roce_frame_payload_len_drops`; neither is a
+//!   `roce_frames`. An RNR NAK a QP takes is `rnr_nak_receives`. *NAKs count on the side that
+//!   sends them*, in its receive-side counters (its receive path found the error): RNR NAK
+//!   `rq_rnr_naks`, PSN sequence error `nak_count_psn_sequence_errors`, invalid request (and
+//!   invalid RD request) `nak_invalid_requst_errors`, remote access
+//!   `nak_count_remote_access_errors`, remote operational `nak_remote_operation_errors`; the
+//!   requester that receives one counts only the frame. *WQEs*, as the engine reads them: READ
+//!   `read_wqes`, FR_MR `frmr_wqes`, LKEY_INV `invalidate_wqes`, and an RC SEND or WRITE whose
+//!   `total_len` exceeds the path MTU (more than one packet) `large_send_rc_wqes` /
+//!   `large_write_rc_wqes`. *QP errors*: an error CQE posted for an RC QP's SQ (LOC_LEN_ERR,
+//!   LOC_PROT_ERR, LOC_QP_OP_ERR, RETRY_EXC_ERR, RNR_RETRY_EXC_ERR) or RQ (LOC_LEN_ERR,
+//!   LOC_PROT_ERR, LOC_QP_OP_ERR) counts in `tx_qp_err_stats` or `rx_qp_err_stats`; remote
+//!   errors (the peer's NAK, counted there), flushes and UD/GSI CQEs count nowhere. *Always
+//!   zero*: the resource blocks (ocrdma overwrites their PD counts with its own), doorbell
+//!   errors, `ack_timeouts`, `psn_error_*`, `rnr_nak_timeouts`, `roce_frame_rxmt_drops`,
+//!   `srq_rnr_naks`, `mw_bind_wqes`, `dpp_wqe_drops` and the debug areas. ocrdma asks again at
+//!   most once a second (`ocrdma_update_stats`): a guest reading sysfs twice within a second
+//!   sees the first answer twice.
 //! - **Protection domains** (`firmware::rdma`): ids from [`FIRST_PD_ID`] up to [`RDMA_MAX_PD`]
 //!   of them, shared by single PDs and ranges. A range is the lowest run of free ids long
 //!   enough; one that does not fit is FAILED with INSUFFICIENT_RESOURCES, as is a PD past the

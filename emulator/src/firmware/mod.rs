@@ -28,6 +28,7 @@ pub use execute::{Context, Executed, Owed};
 
 use crate::assumptions::FACTORY_FIRMWARE_VERSION;
 use crate::datapath::Counters;
+use crate::datapath::roce::stats::RoceCounters;
 use crate::error::{self, EmulatorError};
 use crate::events::{BootOutcome, Event, EventLog};
 use crate::faults::{FaultSpec, Faults};
@@ -69,6 +70,8 @@ pub struct Firmware {
     pub(crate) resources: Resources,
     /// What the datapath counted (firmware RAM: lost at POST), for GET_STATISTICS.
     pub(crate) counters: Counters,
+    /// What the RoCE path counted (firmware RAM: lost at POST), for GET_RDMA_STATS.
+    pub(crate) roce_counters: RoceCounters,
     /// The adapter's log: what the firmware did and what the device saw (transports log here too).
     events: EventLog,
     /// The diagnostic (FAT) log as MANAGE_FAT QUERY last rendered it (firmware RAM).
@@ -160,6 +163,7 @@ impl Firmware {
             staging: Staging::default(),
             resources: Resources::default(),
             counters: Counters::default(),
+            roce_counters: RoceCounters::default(),
             events: EventLog::default(),
             fat: None,
             peer: Peer::default(),
@@ -316,6 +320,7 @@ impl Firmware {
         self.fat = None;
         self.resources.reset();
         self.counters = Counters::default();
+        self.roce_counters = RoceCounters::default();
         self.log(Event::Boot { outcome: check.outcome });
         check.outcome
     }

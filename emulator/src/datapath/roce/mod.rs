@@ -11,6 +11,7 @@
 pub(crate) mod engine;
 mod glue;
 mod local;
+pub(crate) mod stats;
 mod wqe;
 
 pub use local::{FastRegistration, RegionRefusal};

@@ -11,6 +11,7 @@ use oce_mailbox::wire::{Reader, Wire, Writer};
 use oce_mailbox::wrb::COMPLETION_LEN;
 
 use super::super::{Device, DmaSpace, Interrupt};
+use crate::datapath::roce::stats::RoceCounters;
 use crate::datapath::roce::{FastRegistration, MrView, QpView, RegionRefusal, RoceQueues, WorkQueue, not_modelled};
 use crate::datapath::{Effects, Env, EventEngine};
 use crate::events::{Event, QueueKind};
@@ -62,6 +63,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
             Some(mut transport) => {
                 let mut access = Access {
                     resources: &mut self.firmware.resources,
+                    counters: &mut self.firmware.roce_counters,
                     dma: &self.dma,
                     events: &mut self.datapath.events,
                     out: &mut out,
@@ -130,6 +132,8 @@ pub(super) fn view(qp: &QueuePair) -> QpView {
 /// The device's half of the seam while a transport handles one doorbell.
 pub(super) struct Access<'a> {
     pub(super) resources: &'a mut Resources,
+    /// The function's RoCE counters: the WQEs read and the CQEs posted count there.
+    pub(super) counters: &'a mut RoceCounters,
     pub(super) dma: &'a dyn DmaSpace,
     pub(super) events: &'a mut EventEngine,
     pub(super) out: &'a mut Effects,
@@ -154,7 +158,11 @@ impl RoceQueues for Access<'_> {
     }
 
     fn read_wqe(&mut self, qp: u16, index: u32) -> Option<Vec<u8>> {
-        self.read_entry(qp, WorkQueue::Sq, index)
+        let wqe = self.read_entry(qp, WorkQueue::Sq, index)?;
+        if let Some(view) = self.qp(qp) {
+            self.counters.wqe_read(&view, &wqe);
+        }
+        Some(wqe)
     }
 
     fn read_rqe(&mut self, qp: u16, index: u32) -> Option<Vec<u8>> {
@@ -222,6 +230,7 @@ impl RoceQueues for Access<'_> {
         }
         let mut env = Env { resources: self.resources, dma: self.dma, out: self.out };
         self.events.post_marked(cq, &entry, solicited, &mut env);
+        self.counters.completed(&view(qp), queue, cqe);
         true
     }
 }

@@ -40,11 +40,15 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         let mut port = Port { smac, now: self.clock.now(), frames: &mut frames };
         let mut access = Access {
             resources: &mut self.firmware.resources,
+            counters: &mut self.firmware.roce_counters,
             dma: &self.dma,
             events: &mut self.datapath.events,
             out: &mut out,
         };
         let r = f(&mut self.datapath.roce_engine, &mut access, &mut port);
+        for frame in &frames {
+            self.firmware.roce_counters.transmitted(frame);
+        }
         if let Some(wire) = self.datapath.wire.as_mut() {
             for frame in &frames {
                 wire.send(frame);
@@ -72,6 +76,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     /// A RoCE v1 frame arrives: to the engine's QP its BTH names; otherwise dropped.
     pub(super) fn roce_receive(&mut self, frame: &[u8]) -> Receipt {
         let taken = self.with_roce(|engine, queues, port| engine.receive(frame, queues, port));
+        self.firmware.roce_counters.received(frame, taken);
         self.settle();
         if taken { Receipt::Delivered } else { Receipt::Dropped(DropReason::NoRing) }
     }

@@ -14,6 +14,7 @@ use oce_mailbox::status::CompletionStatus;
 use super::illegal_field;
 use super::queues::exhausted;
 use crate::assumptions::ROCE_LIMITS;
+use crate::datapath::roce::stats::RoceCounters;
 use crate::firmware::rdma::AhTable;
 use crate::firmware::{Context, Firmware};
 
@@ -22,10 +23,14 @@ pub(crate) fn query_config(_: &mut Firmware, _: &Context, _: RdmaQueryConfig) ->
     Ok(ROCE_LIMITS)
 }
 
-/// GET_RDMA_STATS: every counter zero, since no RDMA traffic flows (resetting them changes
-/// nothing).
-pub(crate) fn get_rdma_stats(_: &mut Firmware, _: &Context, _: GetRdmaStats) -> Result<RdmaStats, CompletionStatus> {
-    Ok(RdmaStats::zeroed())
+/// GET_RDMA_STATS: what the RoCE path counted ([`crate::datapath::roce::stats`]); with
+/// `reset_stats` the counters start again from zero once read (`ocrdma_rdma_stats_req`).
+pub(crate) fn get_rdma_stats(fw: &mut Firmware, _: &Context, req: GetRdmaStats) -> Result<RdmaStats, CompletionStatus> {
+    let stats = fw.roce_counters.report();
+    if req.reset {
+        fw.roce_counters = RoceCounters::default();
+    }
+    Ok(stats)
 }
 
 /// ALLOC_PD: the lowest free PD, never with a DPP page (the model has none; the DPP bit of the

@@ -166,11 +166,14 @@ qemu_debs() {
 }
 
 qemu_libs_resolve() {
-  local root=$1 b
+  local root=$1 b out outside
   shift
   for b in "$@"; do
-    "$root/lib64/ld-linux-x86-64.so.2" --library-path "$root/lib/x86_64-linux-gnu:$root/usr/lib/x86_64-linux-gnu" \
-      --list "$root/$b" >/dev/null || { echo "$QEMU_NAME: $b does not resolve its libraries"; return 2; }
+    out=$("$root/lib64/ld-linux-x86-64.so.2" --library-path "$root/lib/x86_64-linux-gnu:$root/usr/lib/x86_64-linux-gnu" \
+      --list "$root/$b") || { echo "$QEMU_NAME: $b does not resolve its libraries"; return 2; }
+    # ld.so falls back to this machine's own directories: a library found there is missing inside.
+    outside=$(echo "$out" | awk -v r="$root/" '$2 == "=>" && index($3, r) != 1 && $3 ~ /^\// {print $1}')
+    [ -z "$outside" ] || { echo "$QEMU_NAME: $b needs $(echo $outside) from outside $root"; return 2; }
   done
 }
 

@@ -11,12 +11,16 @@
 #                bench/datapath.sh does: 50 pings, BENCH_MB MiB (default 32) with busybox nc
 # Each pair boots tests/roce-qemu's initramfs with init-bench.sh, -smp 1, no vIOMMU. From B to A
 # (A serves): ib_write_bw -s BENCH_SIZE (default 65536) -n BENCH_ITERS (default 200), its average
-# in Mbit/s; ib_send_lat -s 64 -n BENCH_ITERS, its average one-way latency (perftest's half round
+# in Mbit/s; ib_send_lat -s 64 -I 64 -n BENCH_ITERS, its average one-way latency (perftest's half round
 # trip), doubled to a round trip; ibv_rc_pingpong -s 64 -n BENCH_ITERS, its usec/iter (one send
 # each way per iteration: a round trip, timed with gettimeofday, a check on perftest's cycle
 # counter under TCG). A stack whose tool failed prints "not available: " and the tool's own last
-# error line, never a number.
-# Usage: bash bench/roce.sh   (KEEP_WORK=DIR keeps the logs; BENCH_MB, BENCH_SIZE, BENCH_ITERS)
+# error line, never a number. While the ocrdma pair runs, `perf record -a -e cpu-clock` (software
+# clock samples of every CPU, 999 Hz) profiles the whole machine: the table is followed by the
+# share of the samples per program (the two QEMUs, the two servers, the rest) and the servers'
+# hottest functions (perf missing: installed with apt-get, linux-perf).
+# Usage: bash bench/roce.sh   (KEEP_WORK=DIR keeps the logs and perf.data; BENCH_MB, BENCH_SIZE,
+# BENCH_ITERS)
 set -euo pipefail
 . "$(dirname "$0")/../tests/qemu/lib.sh"
 qemu_init roce-bench
@@ -26,7 +30,9 @@ MB=${BENCH_MB:-32} SIZE=${BENCH_SIZE:-65536} ITERS=${BENCH_ITERS:-200}
 HERE=$REPO/tests/roce-qemu
 . "$REPO/tests/datapath-qemu/ctl.sh"
 . "$HERE/guest-root.sh"
+. "$HERE/adapters.sh"
 
+. "$REPO/bench/perf.sh"
 qemu_say "building ocetool (release)"
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$REPO/target/bench}
 (cd "$REPO" && cargo build --release --locked -q -p ocetool)
@@ -46,13 +52,9 @@ pair() {
     me=10.0.0.$n; peer=10.0.0.$((3 - n))
     case $stack in
       ocrdma)
-        "$OCETOOL" --device "emu:$WORK/emu-$g" emulator init >/dev/null
-        "$OCETOOL" --device "emu:$WORK/emu-$g" --yes set-profile roce >/dev/null
-        "$OCETOOL" --device "emu:$WORK/emu-$g" --yes reset >/dev/null
-        qemu_serve_at "$WORK/$g.sock" "$WORK/server-$g.log" "$OCETOOL" --device "emu:$WORK/emu-$g" \
-          emulator serve --socket "$WORK/$g.sock" --wire "$WORK/oce-$g.wire" --wire-peer "$WORK/oce-$p.wire"
+        roce_adapter "$OCETOOL" "$g" "$p"
         servers+=("$SERVED_PID")
-        mapfile -t dev < <(qemu_vfu_args "$WORK/$g.sock") ;;
+        dev=("${ROCE_DEV[@]}") ;;
       rxe)
         dev=(-netdev "dgram,id=n0,local.type=unix,local.path=$WORK/rxe-$g.wire,remote.type=unix,remote.path=$WORK/rxe-$p.wire"
           -device "virtio-net-pci,netdev=n0,mac=52:54:00:0d:00:0$n") ;;
@@ -61,8 +63,10 @@ pair() {
     qemu_start "$WORK/$stack-$g.log" "$WORK/bench.cpio.gz" \
       "dp.me=$me dp.peer=$peer roce.stack=$stack rc.mb=$MB rc.size=$SIZE rc.iters=$ITERS" -- "${dev[@]}" "${CTL_ARGS[@]}"
   done
+  [ "$stack" != ocrdma ] || perf_start
   ctl_run >>"$WORK/ctl.log" 2>&1
   qemu_wait "$WORK/$stack-a.log"; qemu_wait "$WORK/$stack-b.log"
+  [ "$stack" != ocrdma ] || perf_stop
   for n in "${servers[@]}"; do kill "$n" 2>/dev/null || true; wait "$n" 2>/dev/null || true; done
 }
 
@@ -125,3 +129,4 @@ if num "${BW[ocrdma]}" && num "${BW[rxe]}"; then
   echo "ocrdma / rxe: bandwidth $(awk "BEGIN{printf \"%.2f\", ${BW[ocrdma]} / ${BW[rxe]}}"), round trip $(num "${LAT[ocrdma]}" && num "${LAT[rxe]}" && awk "BEGIN{printf \"%.2f\", ${LAT[ocrdma]} / ${LAT[rxe]}}")"
 fi
 echo "(rxe: rdma_rxe over virtio-net -netdev dgram; ocrdma: the emulated OCe14000s; round trip: 2 x ib_send_lat's t_avg, for TCP the ping average; - : no such tool over TCP)"
+perf_summary "the ocrdma pair"

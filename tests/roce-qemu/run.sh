@@ -90,21 +90,10 @@ T0=$(date +%s)
 PCAP=$WORK/wire.pcap
 declare -A SERVER=()
 if [ "$STACK" = ocrdma ]; then
-  for g in a b; do
-    "$OCETOOL" --device "emu:$WORK/emu-$g" emulator init >/dev/null
-    "$OCETOOL" --device "emu:$WORK/emu-$g" --yes set-profile roce >/dev/null
-    "$OCETOOL" --device "emu:$WORK/emu-$g" --yes reset >/dev/null
-    "$OCETOOL" --device "emu:$WORK/emu-$g" --json query >"$WORK/query-$g.json"
-  done
-  for g in a b; do
-    p=b; [ "$g" = a ] || p=a
-    pcap=(); [ "$g" = b ] || pcap=(--wire-pcap "$PCAP")
-    qemu_serve_at "$WORK/$g.sock" "$WORK/server-$g.log" "$OCETOOL" --device "emu:$WORK/emu-$g" emulator serve \
-      --socket "$WORK/$g.sock" --wire "$WORK/$g.wire" --wire-peer "$WORK/$p.wire" "${pcap[@]}"
-    SERVER[$g]=$SERVED_PID
-  done
-  mapfile -t DEV_A < <(qemu_vfu_args "$WORK/a.sock")
-  mapfile -t DEV_B < <(qemu_vfu_args "$WORK/b.sock")
+  . "$HERE/adapters.sh"
+  pcap=(--wire-pcap "$PCAP")
+  roce_adapter "$OCETOOL" a b "${pcap[@]}"; SERVER[a]=$SERVED_PID; DEV_A=("${ROCE_DEV[@]}")
+  roce_adapter "$OCETOOL" b a; SERVER[b]=$SERVED_PID; DEV_B=("${ROCE_DEV[@]}")
 else
   nic() {   # nic ME PEER N: virtio-net on -netdev dgram from ME's socket to PEER's
     printf '%s\n' -netdev "dgram,id=n0,local.type=unix,local.path=$WORK/$1.wire,remote.type=unix,remote.path=$WORK/$2.wire" \

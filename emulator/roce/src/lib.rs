@@ -1,4 +1,4 @@
-//! RoCE v1 for the emulated OCe14000: the packets on the wire and the RC transport.
+//! RoCE v1 for the emulated OCe14000: the packets on the wire and the RC and UD transports.
 //!
 //! - [`packet`]: the Ethernet header (optionally 802.1Q) with ethertype 0x8915, the GRH, BTH and
 //!   the extended transport headers (RETH, AETH, DETH, ImmDt, IETH) as big-endian wire types, the
@@ -9,6 +9,8 @@
 //!   thread and reads no clock: the caller passes the time in, drives the timers through
 //!   [`rc::Qp::poll`], and supplies memory, the wire and the completion queues through
 //!   [`rc::Env`].
+//! - [`ud`]: unreliable datagrams (UD, and GSI on QP1): the one-packet SEND, the Q_Key rules,
+//!   and delivery behind 40 bytes of GRH into the receive buffers.
 //!
 //! The crate knows nothing of the emulated device: the device maps ocrdma's WQE, RQE and CQE
 //! formats (`spec/datapath.md` §2.3) onto [`rc::SendWr`], [`rc::RecvWr`] and [`rc::Completion`].
@@ -18,5 +20,6 @@
 mod error;
 pub mod packet;
 pub mod rc;
+pub mod ud;
 
 pub use error::Error;

@@ -13,7 +13,7 @@
 mod completer;
 mod requester;
 mod responder;
-mod sgl;
+pub(crate) mod sgl;
 mod types;
 
 use std::collections::VecDeque;

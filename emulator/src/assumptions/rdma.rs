@@ -14,13 +14,13 @@
 //!   PD ranges (ALLOC_PD_RANGE / DEALLOC_PD_RANGE), the address handle table (CREATE_AH_TBL /
 //!   DELETE_AH_TBL), CQ_CREATE version 3, memory regions (REGISTER_NSMR, REGISTER_NSMR_CONT,
 //!   DEALLOC_LKEY) and queue pairs (CREATE_QP, MODIFY_QP, QUERY_QP, DELETE_QP) with their
-//!   doorbells on the PD pages, and the RC transport (below) with fast registration and
-//!   invalidation (FR_MR and LKEY_INV WQEs, SEND with invalidate; "Fast registration" below).
-//!   Not modelled: UD and GSI transport (a send WQE posted on such a QP is logged as
-//!   [`crate::events::Event::RoceNotModelled`], never completed), ALLOC_LKEY (DMA MRs: ocrdma
-//!   never asks, spec/datapath.md §2.1), SRQs, memory windows, multicast: those opcodes are
-//!   ILLEGAL_REQUEST, completed like any command, so a verb the model lacks fails at once with
-//!   a clear status.
+//!   doorbells on the PD pages, the RC transport with fast registration and invalidation (FR_MR
+//!   and LKEY_INV WQEs, SEND with invalidate; "Fast registration" below), and UD/GSI datagrams
+//!   (below). A send WQE posted on a QP the engines do not run yet (before MODIFY_QP→RTR) is
+//!   logged as [`crate::events::Event::RoceNotModelled`], never completed. Not modelled:
+//!   ALLOC_LKEY (DMA MRs: ocrdma never asks, spec/datapath.md §2.1), SRQs, memory windows,
+//!   multicast: those opcodes are ILLEGAL_REQUEST, completed like any command, so a verb the
+//!   model lacks fails at once with a clear status.
 //! - **CQ_CREATE v3** (`handlers::rdma_cq`): 4 KiB pages only (`page_size` 1; ocrdma's CQs of
 //!   `max_cqe` × 16 bytes use exactly that), `valid` set, 1..=4 pages holding `cqe_count` entries
 //!   of 16 bytes, an existing EQ when eventable, and a `pd_id` of 0 (kernel) or a PD in use (a
@@ -157,6 +157,50 @@
 //!   `srq_rnr_naks`, `mw_bind_wqes`, `dpp_wqe_drops` and the debug areas. ocrdma asks again at
 //!   most once a second (`ocrdma_update_stats`): a guest reading sysfs twice within a second
 //!   sees the first answer twice.
+//! - **UD and GSI** (`datapath::roce::ud`, `oce_roce::ud`): the GSI QP (QP1) and UD QPs run
+//!   from MODIFY_QP→RTR (built with the SQ PSN →RTS sets), are dropped on DELETE_QP, →RST/INIT
+//!   and every function reset, and go silent after their first error CQE or →ERR/SQE (ocrdma
+//!   moves a QP to ERR in software on any error CQE and flushes by itself). Wire QPN 1 is the
+//!   GSI QP: its id is [`GSI_QP_ID`] (a compile-time check ties the two), so the DETH source
+//!   QP, the BTH destination and the CQE `qpn` agree.
+//!   - *Send.* A WQE must be a SEND (with immediate or not) whose size holds the UD header
+//!     (`ocrdma_build_ud_hdr`: dest QPN, Q_Key, `ahid`, `hdr_type`) and whose `hdr_type` is 0
+//!     (RoCE v1: QUERY_CONFIG reports `l3_type` 0). `ahid` indexes the function's AH table; an
+//!     index past it, an entry that cannot be read or one whose `valid` lacks bit 7
+//!     (`OCRDMA_AV_VALID`) completes the WQE with LOC_QP_OP_ERR and sends nothing (**GUESS**:
+//!     the status a real adapter gives a bad AH is not public). The frame is the AV's Ethernet
+//!     header as ocrdma wrote it (DMAC, SMAC, the 802.1Q TCI when `valid` bit 1 says so; the
+//!     WQE's AH_VLAN flag is not consulted, **GUESS**), a GRH from the AV (version 6, traffic
+//!     class `tclass_flow` 27:20, flow label 19:0, hop limit, the GIDs as written, next header
+//!     0x1B, the PD field replaced by the payload length; **GUESS**: ocrdma's `set_av_attr`
+//!     shifts the traffic class by 24, IBTA's place is 20, and the model passes bits 27:20
+//!     through, so only class 0 arrives as set), BTH UD SEND_ONLY (0x64, or 0x65 with
+//!     immediate) with SE from SOLICIT, P_Key 0xFFFF, the WQE's dest QPN, AckReq clear and a
+//!     PSN counting from the SQ PSN, and a DETH with the WQE's Q_Key (the QP's own when the
+//!     WQE's has bit 31 set, IBTA's controlled Q_Keys) and the QP's id as source QP. The AV's
+//!     PD is not checked against the QP's. A message longer than [`MAX_UD_PAYLOAD`] is
+//!     LOC_LEN_ERR, a bad lkey LOC_PROT_ERR. A signaled success posts an SQ CQE (WQE index,
+//!     byte count = payload).
+//!   - *Loopback* (**decision**; no public source says how Skyhawk does it): a datagram whose
+//!     DMAC is the port's MAC (or its AV's own source MAC) never goes on the wire: the adapter
+//!     hands it to its own receive path, as rdma_cm and ib_mad need when a host addresses its
+//!     own GID (a switch does not send a frame back out of the port it came in on). The send's
+//!     CQE comes before the receive's.
+//!   - *Receive.* A UD SEND frame goes to the UD or GSI QP its BTH names if the DETH Q_Key is
+//!     the QP's (on QP1 only 0x80010000, `IB_QP1_QKEY`, whatever its context holds) and an RQE
+//!     is posted; P_Key and DGID are not checked (**GUESS**: one partition; the MAC already
+//!     chose the port). Otherwise it is dropped silently, reported as
+//!     `Receipt::Dropped(NoRing)` like an RC frame for no QP: no RNR, no NAK, the RQE stays for
+//!     the next datagram.
+//!     The RQE's buffers get the GRH as received (40 bytes, payload length included) then the
+//!     payload; the CQE is ocrdma's UD shape (`ocrdma_update_ud_rcqe`): byte count with the 40
+//!     GRH bytes in w1 28:16, P_Key index 0 in w1 15:0, L3 type 0 in w1 31:29 (ocrdma reads it
+//!     only with UDP encapsulation, which `l3_type` 0 rules out), the QP in w2, buffer tag 0
+//!     (no SRQ), and valid, RQ, status in 26:24 and the source QP in 23:0 in w3; with
+//!     immediate data, w0 and the IMM flag. Buffers shorter than 40 + payload complete
+//!     LOC_LEN_ERR with nothing written (rdma_rxe does the same for UD without SRQ), a bad
+//!     lkey LOC_PROT_ERR, an unparsable RQE LOC_QP_OP_ERR; then the QP is silent. BTH SE makes
+//!     the receive CQE solicited.
 //! - **Protection domains** (`firmware::rdma`): ids from [`FIRST_PD_ID`] up to [`RDMA_MAX_PD`]
 //!   of them, shared by single PDs and ranges. A range is the lowest run of free ids long
 //!   enough; one that does not fit is FAILED with INSUFFICIENT_RESOURCES, as is a PD past the
@@ -216,6 +260,13 @@ pub const FIRST_MR_INDEX: u32 = 1;
 /// The GSI QP's id: QP1, as on the wire (spec/datapath.md §3.1). **GUESS**: the id firmware
 /// returns for it is not public; ocrdma only requires it to be non-zero.
 pub const GSI_QP_ID: u16 = 1;
+
+/// The longest UD (and GSI) message the model sends: 4096 bytes, IBTA's largest path MTU (a UD
+/// message is one packet, IBTA vol 1 §9.8.4). **GUESS**: the real limit follows the port's
+/// active MTU, which the model does not know (the netdev's MTU lives in the host); ocrdma
+/// reports 1024 for a 1500-byte netdev and `ib_mad` sends 256-byte MADs, well below it. A longer
+/// send completes with LOC_LEN_ERR.
+pub const MAX_UD_PAYLOAD: usize = 4096;
 
 /// The highest QP id: ids 2..=1024 for RC and UD QPs, 1023 of them, plus the GSI QP: the
 /// `max_qp` of [`ROCE_LIMITS`]. **Invented**, like that limit.

@@ -13,6 +13,7 @@ use oce_roce::packet::{EthHeader, Grh, Packet, Vlan};
 use oce_roce::rc::{self, QpConfig, Requester};
 
 use super::glue::Glue;
+use super::ud::UdEngine;
 use super::{QpView, RoceQueues, WorkQueue};
 use super::{local, wqe};
 
@@ -46,10 +47,11 @@ pub(crate) struct Port<'a> {
     pub(crate) frames: &'a mut Vec<Vec<u8>>,
 }
 
-/// The RC QPs the engine runs, by QP id.
+/// The RC QPs the engine runs, by QP id, and its UD engine for the GSI and UD QPs.
 #[derive(Debug, Default)]
 pub(crate) struct RoceEngine {
     qps: BTreeMap<u16, EngineQp>,
+    ud: UdEngine,
     /// The time origin the transport's durations count from.
     origin: Option<Instant>,
 }
@@ -103,7 +105,7 @@ fn requester(view: &QpView) -> Requester {
 impl RoceEngine {
     /// True while the engine runs no QP: nothing to sync, no timer, no frame to take.
     pub(crate) fn is_idle(&self) -> bool {
-        self.qps.is_empty()
+        self.qps.is_empty() && self.ud.is_idle()
     }
 
     fn since(&mut self, now: Instant) -> Duration {
@@ -114,6 +116,7 @@ impl RoceEngine {
     /// RESET/INIT are dropped, RC QPs at RTR or later are built (and take the RQEs posted
     /// since INIT), RTS gives the requester its attributes, ERR silences.
     pub(crate) fn sync(&mut self, ids: &[u16], queues: &mut dyn RoceQueues, port: &mut Port<'_>) {
+        self.ud.sync(ids, queues);
         self.qps.retain(|id, _| {
             queues
                 .qp(*id)
@@ -155,6 +158,9 @@ impl RoceEngine {
     /// has completed ([`local`]); [`RoceEngine::receive`] resumes the SQ then. False when the
     /// engine does not run the QP.
     pub(crate) fn sq_posted(&mut self, id: u16, queues: &mut dyn RoceQueues, port: &mut Port<'_>) -> bool {
+        if self.ud.runs(id) {
+            return self.ud.sq_posted(id, queues, port);
+        }
         let now = self.since(port.now);
         let Some(view) = queues.qp(id) else { return false };
         let Some(e) = self.qps.get_mut(&id) else { return false };
@@ -193,6 +199,9 @@ impl RoceEngine {
     /// QP `id`'s RQ has RQEs up to its producer index: each becomes a receive work request, or
     /// an error CQE after which the QP is silent.
     pub(crate) fn rq_posted(&mut self, id: u16, queues: &mut dyn RoceQueues, _port: &mut Port<'_>) -> bool {
+        if self.ud.runs(id) {
+            return self.ud.rq_posted(id, queues);
+        }
         let Some(view) = queues.qp(id) else { return false };
         let Some(e) = self.qps.get_mut(&id) else { return false };
         if e.rc.state() == rc::QpState::Error {
@@ -218,6 +227,9 @@ impl RoceEngine {
     pub(crate) fn receive(&mut self, frame: &[u8], queues: &mut dyn RoceQueues, port: &mut Port<'_>) -> bool {
         let now = self.since(port.now);
         let Ok(pkt) = Packet::decode(frame) else { return false };
+        if pkt.bth.opcode.is_ud() {
+            return self.ud.receive(&pkt, queues).is_ok();
+        }
         let Ok(id) = u16::try_from(pkt.bth.dest_qpn) else { return false };
         let Some(view) = queues.qp(id) else { return false };
         let Some(e) = self.qps.get_mut(&id) else { return false };

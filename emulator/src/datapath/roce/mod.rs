@@ -4,14 +4,15 @@
 //! AVs and memory regions, moves data in host memory and posts CQEs (spec/datapath.md §2.2–§3).
 //!
 //! With no transport plugged in ([`crate::device::Device::set_roce_transport`]), the device's
-//! built-in RC engine ([`engine`]) runs the RC QPs; a posted SQ WQE on a QP it does not run
-//! (GSI, UD, before RTR) is logged as [`Event::RoceNotModelled`] and never completed: no fake
-//! completion.
+//! built-in engine ([`engine`]) runs the RC QPs, and its UD engine (`ud`) the GSI and UD QPs;
+//! a posted SQ WQE on a QP it does not run (before RTR) is logged as
+//! [`Event::RoceNotModelled`] and never completed: no fake completion.
 
 pub(crate) mod engine;
 mod glue;
 mod local;
 pub(crate) mod stats;
+mod ud;
 mod wqe;
 
 pub use local::{FastRegistration, RegionRefusal};

@@ -21,7 +21,7 @@ pub(crate) enum BadEntry {
 }
 
 /// The SGEs of `bytes[from..size]`, as many as fit whole.
-fn sges(bytes: &[u8], from: usize, size: usize) -> Result<Vec<rc::Sge>, BadEntry> {
+pub(super) fn sges(bytes: &[u8], from: usize, size: usize) -> Result<Vec<rc::Sge>, BadEntry> {
     let mut r = Reader::new(bytes.get(from..size).ok_or(BadEntry::Size)?);
     (0..(size - from) / SGE_LEN)
         .map(|_| Sge::decode(&mut r).map(|s| rc::Sge { addr: s.addr, len: s.len, lkey: s.lrkey }))

@@ -4,7 +4,9 @@
 //! fuzzer reaches the header and opcode checks and the transport. Whatever decodes must survive
 //! encode → decode unchanged, and is handed to a QP that has a SEND, a WRITE and a READ
 //! outstanding and two receives posted: the QP must never panic, and every frame it transmits
-//! must decode.
+//! must decode. A UD SEND (its DETH decoded like every header) also goes through the UD checks
+//! and, when QP1 accepts it, is delivered into a receive buffer: GRH then payload, never past
+//! the buffer.
 #![no_main]
 
 use std::time::Duration;
@@ -12,8 +14,9 @@ use std::time::Duration;
 use libfuzzer_sys::fuzz_target;
 use oce_roce::packet::{Bth, EthHeader, Grh, Packet, icrc};
 use oce_roce::rc::{
-    Completion, Data, Env, MemError, MemRef, Qp, QpConfig, QpEvent, RecvWr, Remote, SendOp, SendWr, Sge,
+    Completion, Data, Env, MemError, MemRef, Qp, QpConfig, QpEvent, RecvWr, Remote, SendOp, SendWr, Sge, Status,
 };
+use oce_roce::ud;
 
 const QPN: u32 = 0x12;
 const KEY: u32 = 0x100;
@@ -134,6 +137,16 @@ fuzz_target!(|data: &[u8]| {
             (pkt.deth, pkt.reth, pkt.aeth, pkt.imm, pkt.ieth)
         );
         assert_eq!(back.payload, pkt.payload);
+        if let Ok(deth) = ud::check(ud::GSI_QPN, 0, &pkt) {
+            assert_eq!(deth.qkey, ud::GSI_QKEY);
+            let recv = RecvWr { wr_id: 0, sges: vec![Sge { addr: 12288, len: 1024, lkey: KEY }] };
+            let got = ud::deliver(&mut host, 1, &recv, &pkt);
+            let len = ud::GRH_SPACE + pkt.payload.len();
+            match got.status {
+                Status::Success => assert_eq!(got.byte_len as usize, len),
+                _ => assert!(len > 1024, "only a datagram too long for the buffer fails: {got:?}"),
+            }
+        }
         pkt.bth.dest_qpn = QPN;
         qp.receive(&mut host, &pkt, now);
         now += Duration::from_micros(300);

@@ -402,6 +402,34 @@ fn a_wrong_q_key_is_dropped_and_leaves_the_rqe_for_the_next_datagram() {
     pump(&mut a, &mut b);
     assert_eq!(read(&b, 'u', 40, 32), pattern(32, 2));
     assert_eq!(cqes(&mut b, 'u').len(), 1);
+    // A datagram longer than any UD message (4096 bytes, the largest path MTU) is dropped
+    // too, however large the buffer: built by hand, since the device would not send it.
+    post_recv(&mut b, 'u', 0x4000, 8192);
+    let big = vec![0x5A; 4097];
+    let frame = oce_roce::ud::Datagram {
+        eth: oce_roce::packet::EthHeader { dst: b.mac, src: a.mac, vlan: None },
+        grh: oce_roce::packet::Grh {
+            traffic_class: 0,
+            flow_label: 0,
+            payload_len: 0,
+            next_header: oce_roce::packet::Grh::NEXT_HEADER_IBA,
+            hop_limit: 1,
+            sgid: gid(a.mac),
+            dgid: gid(b.mac),
+        },
+        pkey: 0xFFFF,
+        src_qpn: u32::from(a.ud.qp.id),
+        dest_qpn: qb,
+        qkey: UD_QKEY,
+        psn: 0,
+        solicited: false,
+        imm: None,
+        payload: &big,
+    }
+    .encode()
+    .unwrap();
+    assert_eq!(b.host.dev.receive(&frame), Receipt::Dropped(DropReason::NoRing));
+    assert!(cqes(&mut b, 'u').is_empty());
     // A controlled Q_Key (high bit) sends the QP's own: QP1's 0x80010000.
     post_ud_send(&mut a, 'g', (1, 0x8000_0000, AH_PEER), wqe_flag::SIG, 0, 0, 32);
     pump(&mut a, &mut b);

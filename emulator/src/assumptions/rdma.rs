@@ -188,10 +188,11 @@
 //!     CQE comes before the receive's.
 //!   - *Receive.* A UD SEND frame goes to the UD or GSI QP its BTH names if the DETH Q_Key is
 //!     the QP's (on QP1 only 0x80010000, `IB_QP1_QKEY`, whatever its context holds) and an RQE
-//!     is posted; P_Key and DGID are not checked (**GUESS**: one partition; the MAC already
-//!     chose the port). Otherwise it is dropped silently, reported as
-//!     `Receipt::Dropped(NoRing)` like an RC frame for no QP: no RNR, no NAK, the RQE stays for
-//!     the next datagram.
+//!     is posted, and its payload is at most [`MAX_UD_PAYLOAD`]; P_Key and DGID are not checked
+//!     (**GUESS**: one partition; the MAC already chose the port). Otherwise it is dropped
+//!     silently, reported as `Receipt::Dropped(NoRing)` like an RC frame for no QP and counted
+//!     as one ("RoCE counters": `qp1_drops`, `ud_drops`): no RNR, no NAK, the RQE stays for the
+//!     next datagram.
 //!     The RQE's buffers get the GRH as received (40 bytes, payload length included) then the
 //!     payload; the CQE is ocrdma's UD shape (`ocrdma_update_ud_rcqe`): byte count with the 40
 //!     GRH bytes in w1 28:16, P_Key index 0 in w1 15:0, L3 type 0 in w1 31:29 (ocrdma reads it

@@ -55,6 +55,9 @@ pub(crate) enum UdDrop {
     Refused(Refusal),
     /// The QP has no RQE posted.
     NoReceive,
+    /// The payload is longer than a UD message can be ([`MAX_UD_PAYLOAD`]): a datagram no
+    /// path MTU carries.
+    TooLong,
     /// The QP completed an error and is silent.
     Silent,
 }
@@ -99,7 +102,7 @@ fn parse_send(bytes: &[u8]) -> Option<UdSend> {
 }
 
 /// The AV's Ethernet header, as ocrdma's `set_av_attr` wrote it: DMAC, SMAC, and the 802.1Q
-/// TCI when `valid` says tagged.
+/// TCI when `valid` says tagged (IEEE 802.1Q: PCP 15:13, DEI 12, VID 11:0).
 fn eth(av: &Av) -> EthHeader {
     let vlan = av.vlan_tag.map(|tci| Vlan { pcp: (tci >> 13) as u8, dei: tci & 0x1000 != 0, vid: tci & 0xFFF });
     EthHeader { dst: av.dmac, src: av.smac, vlan }
@@ -286,6 +289,9 @@ impl UdEngine {
             return Err(UdDrop::Silent);
         }
         ud::check(u32::from(id), view.params.qkey, pkt).map_err(UdDrop::Refused)?;
+        if pkt.payload.len() > MAX_UD_PAYLOAD {
+            return Err(UdDrop::TooLong);
+        }
         if qp.rq_consumer == view.rq_producer || view.rq_entries == 0 {
             return Err(UdDrop::NoReceive);
         }

@@ -39,6 +39,9 @@ impl Env for Memory {
         self.0[at..at + data.len()].copy_from_slice(data);
         Ok(())
     }
+    fn invalidate(&mut self, _: u32, _: u32) -> Result<(), MemError> {
+        unreachable!("UD has no SEND with invalidate")
+    }
     fn transmit(&mut self, _: &[u8]) {
         unreachable!("UD delivery sends nothing")
     }

@@ -198,14 +198,27 @@ fn qp(end: &mut End, which: char) -> (&mut Host, &mut Qp) {
 /// A UD send as `ocrdma_post_send` builds it: header (SEND, flags, LKEY, size 48), the UD
 /// header (dest QP, Q_Key, AH id, hdr_type 0), one SGE over `len` bytes at `offset`.
 fn post_ud_send(end: &mut End, which: char, to: (u32, u32, u32), flags: u16, imm: u32, offset: u64, len: u32) -> u32 {
+    post_ud_send_typed(end, which, (to.0, to.1, to.2, 0), flags, imm, offset, len)
+}
+
+/// [`post_ud_send`] with the UD header's `hdr_type` as the fourth of `to`.
+fn post_ud_send_typed(
+    end: &mut End,
+    which: char,
+    to: (u32, u32, u32, u32),
+    flags: u16,
+    imm: u32,
+    offset: u64,
+    len: u32,
+) -> u32 {
     let (host, q) = qp(end, which);
-    let (dest_qpn, qkey, ahid) = to;
+    let (dest_qpn, qkey, ahid, hdr_type) = to;
     let mut wqe = [0u8; 48];
     let mut hdr = WqeHeader::new(wqe_opcode::SEND, flags, TYPE_LKEY, wqe.len());
     hdr.dword2 = imm;
     hdr.total_len = len;
     hdr.encode(&mut Writer::new(&mut wqe[..16])).unwrap();
-    UdHeader { dest_qpn, qkey, ahid, hdr_type: 0 }.encode(&mut Writer::new(&mut wqe[16..32])).unwrap();
+    UdHeader { dest_qpn, qkey, ahid, hdr_type }.encode(&mut Writer::new(&mut wqe[16..32])).unwrap();
     Sge { addr: q.base + offset, lrkey: q.lkey, len }.encode(&mut Writer::new(&mut wqe[32..])).unwrap();
     let index = q.sq_head;
     host.mem.poke(q.qp.sq.0 + u64::from(index) * 256, &wqe);
@@ -456,6 +469,25 @@ fn without_a_posted_rqe_a_datagram_is_dropped_not_retried() {
     assert_eq!(b.host.dev.receive(&frames[0]), Receipt::Delivered);
     assert_eq!(read(&b, 'u', 0x400 + 40, 16), pattern(16, 5));
     assert_eq!(cqes(&mut a, 'u').len(), 2, "both sends completed");
+}
+
+#[test]
+fn the_kernels_roce_v1_hdr_type_is_sent_and_roce_v2_refused() {
+    let (_d, mut a, mut b) = pair();
+    // Linux 6.1's ocrdma_create_ah stores rdma_gid_attr_network_type(): RDMA_NETWORK_ROCE_V1 = 1
+    // for a RoCE v1 GID (include/rdma/ib_verbs.h), so every MAD ib_mad or rdma_cm sends has it.
+    post_recv(&mut b, 'g', 0, 40 + 256);
+    let mad = pattern(256, 4);
+    fill(&a, 'g', 0x100, &mad);
+    post_ud_send_typed(&mut a, 'g', (1, GSI_QKEY, AH_PEER, 1), wqe_flag::SIG, 0, 0x100, 256);
+    assert_eq!(pump(&mut a, &mut b), 1);
+    assert_eq!(read(&b, 'g', 40, 256), mad);
+    assert_eq!(cqes(&mut a, 'g')[0].status(), cqe_status::SUCCESS);
+    // RDMA_NETWORK_IPV4 (2): RoCE v2, which an adapter reporting l3_type 0 does not send.
+    let idx = post_ud_send_typed(&mut a, 'g', (1, GSI_QKEY, AH_PEER, 2), wqe_flag::SIG, 0, 0x100, 256);
+    assert_eq!(pump(&mut a, &mut b), 0, "nothing on the wire");
+    let tx = cqes(&mut a, 'g');
+    assert_eq!((tx[0].wqe_index(), tx[0].status()), (idx as u16, cqe_status::LOC_QP_OP_ERR));
 }
 
 #[test]

@@ -80,12 +80,13 @@ if [ "$LINK" = oce ]; then
   [ -x "$GUEST_OCETOOL" ] || { echo "nfs-rdma-qemu: no guest ocetool built"; exit 2; }
 fi
 
-# The NFS user space and what it links, rping (rdmacm-utils); the server and client modules
+# The NFS user space and what it links, rping (rdmacm-utils; glibc loads libgcc_s for its
+# threads' exit); the server and client modules
 # (rpcrdma is both RPC-over-RDMA ends; nfsv3 the client's version; rdma_ucm rdma_cm's user space).
 ROCE_EXTRA_DEBS="nfs-kernel-server nfs-common rpcbind libtirpc3 libtirpc-common libwrap0 libevent-core-2.1-7
   libblkid1 libmount1 libselinux1 libpcre2-8-0 libkeyutils1 libnfsidmap1 libsqlite3-0 libcom-err2
   libgssapi-krb5-2 libkrb5-3 libk5crypto3 libkrb5support0 libuuid1 libdevmapper1.02.1 libsystemd0
-  liblzma5 libzstd1 liblz4-1 libgcrypt20 libgpg-error0 libcap2 libnsl2 netbase rdmacm-utils"
+  liblzma5 libzstd1 liblz4-1 libgcrypt20 libgpg-error0 libcap2 libnsl2 netbase rdmacm-utils libgcc-s1"
 ROCE_EXTRA_PROGS="usr/sbin/rpc.nfsd usr/sbin/rpc.mountd usr/sbin/exportfs sbin/mount.nfs sbin/rpcbind usr/bin/rping
   usr/bin/ibv_ud_pingpong"
 ROCE_EXTRA_MODULES="nfsd nfsv3 rpcrdma rdma_ucm"

@@ -164,8 +164,9 @@
 //!   GSI QP: its id is [`GSI_QP_ID`] (a compile-time check ties the two), so the DETH source
 //!   QP, the BTH destination and the CQE `qpn` agree.
 //!   - *Send.* A WQE must be a SEND (with immediate or not) whose size holds the UD header
-//!     (`ocrdma_build_ud_hdr`: dest QPN, Q_Key, `ahid`, `hdr_type`) and whose `hdr_type` is 0
-//!     (RoCE v1: QUERY_CONFIG reports `l3_type` 0). `ahid` indexes the function's AH table; an
+//!     (`ocrdma_build_ud_hdr`: dest QPN, Q_Key, `ahid`, `hdr_type`) and whose `hdr_type` names
+//!     RoCE v1: 0 or 1 (`rdma_network_type` IB or ROCE_V1, the value the 6.1 kernel writes for
+//!     its own AHs; QUERY_CONFIG reports `l3_type` 0, so 2 and 3, RoCE v2, are LOC_QP_OP_ERR). `ahid` indexes the function's AH table; an
 //!     index past it, an entry that cannot be read or one whose `valid` lacks bit 7
 //!     (`OCRDMA_AV_VALID`) completes the WQE with LOC_QP_OP_ERR and sends nothing (**GUESS**:
 //!     the status a real adapter gives a bad AH is not public). The frame is the AV's Ethernet

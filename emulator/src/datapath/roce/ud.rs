@@ -27,9 +27,13 @@ const _: () = assert!(GSI_QP_ID as u32 == ud::GSI_QPN);
 
 /// The UD header follows the WQE header; the data follows the UD header (`ocrdma_build_send`).
 const UD_HEADER_LEN: usize = 16;
-/// `hdr_type` of an AH on a RoCE v1 GID (`RDMA_NETWORK_IB`, `OCRDMA_L3_TYPE_IB_GRH`: 0); the
-/// model reports `l3_type` 0, so no other is used (spec/datapath.md §3.1).
-const HDR_TYPE_ROCE_V1: u32 = 0;
+/// The `hdr_type`s of an AH on a RoCE v1 GID, `rdma_gid_attr_network_type` of it as
+/// `ocrdma_create_ah` stores it (include/rdma/ib_verbs.h `enum rdma_network_type`):
+/// `RDMA_NETWORK_IB` (0), which RoCE v1 was until Linux 5.10 gave it a value of its own, and
+/// `RDMA_NETWORK_ROCE_V1` (1), which the 6.1 kernel's ocrdma writes for every kernel AH (ib_mad's
+/// and rdma_cm's on QP1). `RDMA_NETWORK_IPV4` (2) and `_IPV6` (3) are RoCE v2, which the model
+/// does not carry: it reports `l3_type` 0 (spec/datapath.md §3.1).
+const HDR_TYPES_ROCE_V1: [u32; 2] = [0, 1];
 
 /// What the engine keeps of one UD or GSI QP.
 #[derive(Debug)]
@@ -158,7 +162,7 @@ struct Sent {
 fn build(queues: &mut dyn RoceQueues, view: &QpView, index: u32, psn: u32) -> Result<Sent, u8> {
     let bytes = queues.read_wqe(view.id, index).ok_or(cqe_status::LOC_QP_OP_ERR)?;
     let wr = parse_send(&bytes).ok_or(cqe_status::LOC_QP_OP_ERR)?;
-    if wr.ud.hdr_type != HDR_TYPE_ROCE_V1 {
+    if !HDR_TYPES_ROCE_V1.contains(&wr.ud.hdr_type) {
         return Err(cqe_status::LOC_QP_OP_ERR);
     }
     let av = queues.read_av(wr.ud.ahid).filter(|av| av.valid & Av::VALID != 0).ok_or(cqe_status::LOC_QP_OP_ERR)?;

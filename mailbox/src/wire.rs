@@ -128,22 +128,31 @@ pub fn decode_c_string(raw: &[u8]) -> String {
 pub struct Writer<'a> {
     buf: &'a mut [u8],
     pos: usize,
+    /// One past the furthest byte written ([`Writer::written_end`]).
+    end: usize,
 }
 
 impl<'a> Writer<'a> {
     /// A writer positioned at byte 0 of `buf`.
     pub fn new(buf: &'a mut [u8]) -> Self {
-        Self { buf, pos: 0 }
+        Self { buf, pos: 0, end: 0 }
     }
 
     /// A writer over `buf` positioned at `pos`.
     pub fn at(buf: &'a mut [u8], pos: usize) -> Self {
-        Self { buf, pos }
+        Self { buf, pos, end: pos }
     }
 
     /// The current absolute offset.
     pub fn position(&self) -> usize {
         self.pos
+    }
+
+    /// One past the furthest byte written so far, wherever [`Writer::seek`] has since moved the
+    /// position (the start position when nothing was written): what a caller reusing the buffer
+    /// must clear.
+    pub fn written_end(&self) -> usize {
+        self.end
     }
 
     /// Bytes left after the current position.
@@ -167,6 +176,7 @@ impl<'a> Writer<'a> {
         }
         let start = self.pos;
         self.pos += n;
+        self.end = self.end.max(self.pos);
         Ok(&mut self.buf[start..start + n])
     }
 
@@ -265,6 +275,21 @@ mod tests {
         let err = w.u32("d", 1).unwrap_err();
         assert_eq!((err.offset, err.needed, err.available), (7, 4, 3));
         assert_eq!(buf, [0x78, 0x56, 0x34, 0x12, 0xEF, 0xBE, 7, 0xAA, 0xAA, 0xAA]);
+    }
+
+    #[test]
+    fn written_end_is_the_furthest_byte_written_whatever_the_position() {
+        let mut buf = [0u8; 16];
+        let mut w = Writer::at(&mut buf, 4);
+        assert_eq!(w.written_end(), 4, "nothing written yet");
+        w.seek("far", 12).unwrap();
+        assert_eq!(w.written_end(), 4, "a seek writes nothing");
+        w.u16("x", 1).unwrap();
+        w.seek("back", 6).unwrap();
+        w.u8("y", 2).unwrap();
+        assert_eq!((w.position(), w.written_end()), (7, 14));
+        assert!(w.u32("too far", 0).is_ok() && w.u8("z", 3).is_ok());
+        assert_eq!(w.written_end(), 14, "writes behind the furthest one leave it");
     }
 
     #[test]

@@ -172,7 +172,7 @@ fn run<C: Command>(fw: &mut Firmware, cx: &Context, hdr: &RequestHeader, buf: &[
     check_header::<C>(hdr)?;
     let (_, request) = decode_request::<C>(buf).map_err(|_| CompletionStatus::from(STATUS_BAD_LENGTH))?;
     let response = handler(fw, cx, request)?;
-    Ok((encode_body(&response, C::LEN)?, Owed::default()))
+    Ok((encode_body(&mut fw.response_buf, &response, C::LEN)?, Owed::default()))
 }
 
 /// [`run`] for a handler that leaves the datapath something to do.
@@ -186,24 +186,32 @@ fn run_owing<C: Command>(
     check_header::<C>(hdr)?;
     let (_, request) = decode_request::<C>(buf).map_err(|_| CompletionStatus::from(STATUS_BAD_LENGTH))?;
     let (response, owed) = handler(fw, cx, request)?;
-    Ok((encode_body(&response, C::LEN)?, owed))
+    Ok((encode_body(&mut fw.response_buf, &response, C::LEN)?, owed))
 }
 
 /// Encodes a response body as it sits at byte 16 of the command buffer (decoders and encoders
 /// use absolute offsets) and returns the body bytes.
 ///
-/// The body is encoded into a zeroed buffer of the command's own length (`C::LEN`, sized by the
-/// drivers for the response) and, only when it does not fit there, again into one of
-/// [`MAX_RESPONSE_BODY`], so a response too long for the host's buffer still reports its full
-/// length. Both give the same bytes; the first spares every command a 64 KiB zeroed allocation.
-fn encode_body<T: Wire>(value: &T, command_len: usize) -> Result<Vec<u8>, CompletionStatus> {
+/// The body is encoded into the first `C::LEN` bytes of `scratch` (the command's own length,
+/// sized by the drivers for the response) and, only when it does not fit there, again into
+/// [`MAX_RESPONSE_BODY`] bytes, so a response too long for the host's buffer still reports its
+/// full length. `scratch` is all zeros between calls (grown with zeros, and every byte an
+/// encoder wrote cleared again), so the gaps an encoder leaves read as zeros, as in a fresh
+/// buffer, without every command allocating and zeroing one (23 KiB for GET_FUNC_CONFIG).
+fn encode_body<T: Wire>(scratch: &mut Vec<u8>, value: &T, command_len: usize) -> Result<Vec<u8>, CompletionStatus> {
     let first = command_len.saturating_sub(HEADER_LEN).min(MAX_RESPONSE_BODY);
     for capacity in [first, MAX_RESPONSE_BODY] {
-        let mut buf = vec![0u8; HEADER_LEN + capacity];
-        let mut w = Writer::at(&mut buf, HEADER_LEN);
-        if value.encode(&mut w).is_ok() {
-            let end = w.position();
-            return Ok(buf[HEADER_LEN..end].to_vec());
+        let len = HEADER_LEN + capacity;
+        if scratch.len() < len {
+            scratch.resize(len, 0);
+        }
+        let mut w = Writer::at(&mut scratch[..len], HEADER_LEN);
+        let encoded = value.encode(&mut w).is_ok();
+        let (end, written_end) = (w.position(), w.written_end());
+        let body = encoded.then(|| scratch[HEADER_LEN..end].to_vec());
+        scratch[HEADER_LEN..written_end].fill(0);
+        if let Some(body) = body {
+            return Ok(body);
         }
     }
     Err(BaseStatus::Failed.into())
@@ -233,12 +241,46 @@ mod tests {
 
     #[test]
     fn bodies_longer_than_the_command_buffer_keep_their_full_length() {
-        let fits = encode_body(&Body { gap: 4, len: 8 }, HEADER_LEN + 12).unwrap();
+        let mut scratch = Vec::new();
+        let fits = encode_body(&mut scratch, &Body { gap: 4, len: 8 }, HEADER_LEN + 12).unwrap();
         assert_eq!(fits, [0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8], "a gap reads as zeros");
-        let long = encode_body(&Body { gap: 0, len: 1000 }, HEADER_LEN + 12).unwrap();
+        let long = encode_body(&mut scratch, &Body { gap: 0, len: 1000 }, HEADER_LEN + 12).unwrap();
         assert_eq!(long.len(), 1000);
         assert_eq!(long[999], (999 % 251) as u8 + 1);
-        let too_long = encode_body(&Body { gap: 0, len: MAX_RESPONSE_BODY + 1 }, HEADER_LEN + 12);
+        let too_long = encode_body(&mut scratch, &Body { gap: 0, len: MAX_RESPONSE_BODY + 1 }, HEADER_LEN + 12);
         assert_eq!(too_long, Err(BaseStatus::Failed.into()));
+    }
+
+    /// A body that writes `len` bytes of 0xEE from `at`, then seeks back to `back` and ends there.
+    struct Rewound {
+        at: usize,
+        len: usize,
+        back: usize,
+    }
+
+    impl Wire for Rewound {
+        fn encode(&self, w: &mut Writer<'_>) -> Result<(), WireError> {
+            w.seek("at", HEADER_LEN + self.at)?;
+            w.bytes("fill", &vec![0xEE; self.len])?;
+            w.seek("back", HEADER_LEN + self.back)
+        }
+        fn decode(r: &mut Reader<'_>) -> Result<Self, WireError> {
+            Ok(Self { at: 0, len: r.remaining(), back: 0 })
+        }
+    }
+
+    #[test]
+    fn a_reused_buffer_gives_the_bytes_of_a_fresh_one() {
+        let mut scratch = Vec::new();
+        // Bytes written past where the body ends (a seek back) and by a body that did not fit
+        // are cleared before the next command: its gap reads as zeros.
+        let short = encode_body(&mut scratch, &Rewound { at: 8, len: 8, back: 4 }, HEADER_LEN + 64).unwrap();
+        assert_eq!(short, [0; 4]);
+        assert!(encode_body(&mut scratch, &Body { gap: 0, len: MAX_RESPONSE_BODY + 1 }, HEADER_LEN + 64).is_err());
+        assert!(scratch.iter().all(|&b| b == 0), "every byte written is cleared again");
+        let next = encode_body(&mut scratch, &Body { gap: 20, len: 2 }, HEADER_LEN + 64).unwrap();
+        let fresh = encode_body(&mut Vec::new(), &Body { gap: 20, len: 2 }, HEADER_LEN + 64).unwrap();
+        assert_eq!(next, fresh);
+        assert_eq!(next[..20], [0; 20]);
     }
 }

@@ -78,6 +78,9 @@ pub struct Firmware {
     fat: Option<Vec<u8>>,
     /// What the port sees of the other end of its cable (never saved: it is the cable's state).
     pub(crate) peer: Peer,
+    /// Where responses are encoded, all zeros between commands, kept so that a command does not
+    /// allocate and zero a buffer of its own (`dispatch::encode_body`).
+    pub(crate) response_buf: Vec<u8>,
 }
 
 /// The other end of the port's cable, as the port sees it.
@@ -167,6 +170,7 @@ impl Firmware {
             events: EventLog::default(),
             fat: None,
             peer: Peer::default(),
+            response_buf: Vec::new(),
         }
     }
 

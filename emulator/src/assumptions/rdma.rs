@@ -54,8 +54,10 @@
 //!   state may repeat where IBTA allows); **GUESS**: an illegal one is ILLEGAL_FIELD, as is a
 //!   path MTU other than 256–4096, or ORD/IRD above the limits. Only parameters whose valid bit is
 //!   set change; the AV (GIDs, DMAC, flow label, SL, hop limit, traffic class) comes with the
-//!   flow-label bit, the VLAN with its own. →INIT and →RST reset the SQ/RQ producer indices
-//!   (ocrdma resets its own, `ocrdma_qp_state_change`). After →ERR the device posts nothing
+//!   flow-label bit, the VLAN with its own. A change of state to INIT or RST resets the SQ/RQ
+//!   producer indices, as ocrdma resets its own (`ocrdma_qp_state_change`, which leaves them
+//!   for a state the QP is already in): rdma_cm's INIT→INIT before RTR (`cma_modify_qp_rtr`)
+//!   keeps the receives posted in INIT. After →ERR the device posts nothing
 //!   for the QP. QUERY_QP answers the block as set; DELETE_QP, QUERY_QP and MODIFY_QP of an
 //!   unknown id are ILLEGAL_FIELD. No async QP events are raised.
 //! - **Doorbells on PD pages** (`device::queues::roce`): on page `p` = 1..=15 of the doorbell

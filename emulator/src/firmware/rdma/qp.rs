@@ -146,8 +146,8 @@ impl QpTable {
         Ok(id)
     }
 
-    /// Applies MODIFY_QP to the QP it names: the state when valid (→INIT resets the producer
-    /// indices), then each parameter whose valid bit is set.
+    /// Applies MODIFY_QP to the QP it names: the state when valid (a change to INIT or RESET
+    /// resets the producer indices), then each parameter whose valid bit is set.
     pub(crate) fn modify(&mut self, req: &ModifyQp, max_ord: u16, max_ird: u16) -> Result<&QueuePair, QpRefusal> {
         let id = u16::try_from(req.params.id & 0xFFFF).map_err(|_| QpRefusal::Field)?;
         let qp = self.qps.get_mut(&id).ok_or(QpRefusal::Field)?;
@@ -211,7 +211,11 @@ impl QpTable {
             path.vlan = p.vlan;
         }
         if set(ModifyQpValid::STATE) {
-            if p.state == QpState::Init || p.state == QpState::Reset {
+            // Only a change of state starts the rings again, as the driver's own indices do
+            // (`ocrdma_qp_state_change` resets them when the state changes to INIT, and does
+            // nothing for a state it is already in). rdma_cm moves every QP INIT→INIT before
+            // RTR (`cma_modify_qp_rtr`), after the ULP posted its receives: those must stay.
+            if p.state != qp.state && (p.state == QpState::Init || p.state == QpState::Reset) {
                 (qp.sq_producer, qp.rq_producer) = (0, 0);
             }
             qp.state = p.state;
@@ -253,6 +257,55 @@ mod tests {
         for (from, to) in [(Reset, Rtr), (Reset, Rts), (Init, Rts), (Rtr, Init), (Err, Init), (Err, Rts)] {
             assert!(!transition_allowed(from, to), "{from:?} → {to:?}");
         }
+    }
+
+    /// A QP as CREATE_QP leaves it, in RESET, with 16-entry rings.
+    fn table_with_qp(id: u16) -> QpTable {
+        let ring = || QpRing::new(vec![0x10_0000], 4096, 4, 256).unwrap();
+        let qp = QueuePair {
+            id,
+            qp_type: QpType::Rc,
+            pd_id: 1,
+            sq: ring(),
+            rq: ring(),
+            sq_cq: 1,
+            rq_cq: 1,
+            flags: CreateQpFlags::default(),
+            max_sge_send: 1,
+            max_sge_write: 1,
+            max_sge_recv: 1,
+            ird_pages: [0; 4],
+            state: Reset,
+            path: QpParams::default(),
+            vlan_enabled: false,
+            sq_producer: 0,
+            rq_producer: 0,
+        };
+        QpTable { qps: BTreeMap::from([(id, qp)]) }
+    }
+
+    fn to(table: &mut QpTable, id: u16, state: QpState) {
+        let mut req = ModifyQp { valid: ModifyQpValid(ModifyQpValid::STATE), ..ModifyQp::default() };
+        (req.params.id, req.params.state) = (u32::from(id), state);
+        table.modify(&req, 8, 8).unwrap();
+    }
+
+    #[test]
+    fn receives_posted_in_init_survive_init_to_init_and_a_new_init_drops_them() {
+        let mut t = table_with_qp(2);
+        to(&mut t, 2, Init);
+        // The ULP posts three receives (three RQ doorbells), then rdma_cm's INIT→INIT.
+        t.qps.get_mut(&2).unwrap().rq_producer = 3;
+        to(&mut t, 2, Init);
+        assert_eq!(t.get(2).unwrap().rq_producer, 3, "INIT→INIT keeps the posted receives");
+        to(&mut t, 2, Rtr);
+        assert_eq!(t.get(2).unwrap().rq_producer, 3);
+        // Back to RESET, then INIT: the driver starts its rings again, and so does the device.
+        to(&mut t, 2, Reset);
+        assert_eq!(t.get(2).unwrap().rq_producer, 0);
+        t.qps.get_mut(&2).unwrap().rq_producer = 5;
+        to(&mut t, 2, Init);
+        assert_eq!(t.get(2).unwrap().rq_producer, 0);
     }
 
     #[test]

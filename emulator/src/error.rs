@@ -14,6 +14,15 @@ pub enum EmulatorError {
         /// The directory.
         dir: PathBuf,
     },
+    /// A function the adapter does not have was asked for (it has one NIC function per port, a
+    /// VF one function).
+    #[error("the emulated adapter has no function {number}: it has {functions} (0 to {})", functions - 1)]
+    NoSuchFunction {
+        /// The function asked for.
+        number: u8,
+        /// How many it has.
+        functions: usize,
+    },
     /// A state file is missing from an existing state directory.
     #[error("emulator state file {path} is missing; the state directory is incomplete")]
     MissingFile {

@@ -126,7 +126,8 @@ pub struct EmulatorInfo {
 
 impl EmulatorInfo {
     pub(crate) fn of(firmware: &Firmware, semaphore: u32) -> Self {
-        let state = &firmware.state;
+        // A copy: the methods below lock the card themselves.
+        let state = firmware.card().state.clone();
         let ports = state
             .identity
             .macs

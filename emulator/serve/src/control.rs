@@ -347,7 +347,7 @@ fn answer_one<D: DmaSpace, I: Interrupt>(
 /// the device's status; returns the answer's body.
 fn apply<D: DmaSpace, I: Interrupt>(request: &ControlRequest, device: &mut Device<D, I>) -> Result<Value, String> {
     let describe = |f: &Faults| f.describe().iter().map(ToString::to_string).collect::<Vec<_>>();
-    let before = describe(device.firmware().faults());
+    let before = describe(&device.firmware().faults());
     match request {
         ControlRequest::FaultSet(specs) => {
             // Parse all first, so a bad spec sets none of them.
@@ -366,7 +366,7 @@ fn apply<D: DmaSpace, I: Interrupt>(request: &ControlRequest, device: &mut Devic
         ControlRequest::FaultList => {}
         ControlRequest::Status => return status_of(device).map(|status| json!({"status": status})),
     }
-    let faults = describe(device.firmware().faults());
+    let faults = describe(&device.firmware().faults());
     Ok(json!({"changed": faults != before, "faults": faults}))
 }
 

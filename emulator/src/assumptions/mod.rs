@@ -10,8 +10,8 @@
 //! codes) live in `oce-mailbox` and are cited there; they are not repeated here. The queues,
 //! their interrupts and the NIC driver's commands have their own page, [`queues`], the Ethernet
 //! datapath (frames on TX and RX, filters, offloads, flow control) its own, [`datapath`], the
-//! RoCE engine its own, [`rdma`], and the PCI Vital Product Data its own, [`vpd`]; all are
-//! re-exported here.
+//! RoCE engine its own, [`rdma`], the PCI Vital Product Data its own, [`vpd`]; all are
+//! re-exported here. What the functions of one card share and what each keeps is in [`card`].
 //!
 //! # Behaviour choices
 //!
@@ -178,6 +178,7 @@
 //!   changes at once, like the stored firmware version), and an empty string for a section the
 //!   directory does not hold, which ocetool shows as "not reported".
 
+pub mod card;
 mod datapath;
 mod queues;
 mod rdma;

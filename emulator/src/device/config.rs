@@ -34,6 +34,8 @@ pub mod offsets {
     pub const CLASS_REV: u16 = 0x08;
     /// BAR0, the first of six BAR registers.
     pub const BAR0: u16 = 0x10;
+    /// Cache line size (7:0), latency timer (15:8), header type (23:16), BIST (31:24).
+    pub const HEADER: u16 = 0x0C;
     /// Subsystem vendor (15:0) and subsystem ID (31:16).
     pub const SUBSYSTEM: u16 = 0x2C;
     /// Capabilities pointer (7:0).
@@ -63,6 +65,9 @@ pub(crate) const COMMAND_INTX_DISABLE: u32 = 1 << 10;
 pub(crate) const STATUS_INTERRUPT: u32 = 1 << 19;
 /// Status register bit 4: a capabilities list is present.
 const STATUS_CAP_LIST: u32 = 1 << 4;
+/// Header type bit 7 (bit 23 of the dword at 0x0C): the device has more than one function
+/// (PCI Local Bus 3.0 §6.2.1, "Header Type"); layout 0 (a type 0 header) in bits 6:0.
+pub const HEADER_TYPE_MULTI_FUNCTION: u32 = 1 << 23;
 /// BAR low-dword flags: memory, 64-bit (type 0b10), not prefetchable.
 const BAR_FLAGS_MEM64: u32 = 0b0100;
 /// Interrupt pin INTA#.

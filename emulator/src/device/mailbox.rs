@@ -58,7 +58,7 @@ const ALIGNMENT_SLACK: u64 = 15;
 impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     /// The busy periods in effect: [`Timing`], or the `rdy-after` fault's read count.
     fn effective_timing(&self) -> Timing {
-        match self.firmware.faults().rdy_after {
+        match self.firmware.card().state.faults.rdy_after {
             Some(reads) => Timing { ready_delay: reads, exec_delay: reads, ..self.timing },
             None => self.timing,
         }
@@ -66,7 +66,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
 
     /// A read of the mailbox doorbell.
     pub(super) fn doorbell_read(&mut self) -> u32 {
-        if !self.post_ready() || self.firmware.faults().rdy_never {
+        if !self.post_ready() || self.firmware.card().state.faults.rdy_never {
             return 0;
         }
         if let Some(pending) = &self.pending {
@@ -101,16 +101,18 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
             self.firmware.log(Event::WriteBeforePost { value });
             return;
         }
-        if self.firmware.faults().rdy_hang {
+        if self.firmware.card().state.faults.rdy_hang {
             // The firmware hangs on this write: from now on RDY never returns.
-            let faults = &mut self.firmware.state.faults;
-            faults.rdy_hang = false;
-            faults.rdy_never = true;
+            {
+                let faults = &mut self.firmware.card().state.faults;
+                faults.rdy_hang = false;
+                faults.rdy_never = true;
+            }
             self.firmware.log(Event::FaultTriggered { fault: FaultSpec::RdyHang });
             self.firmware.save_or_log();
             return;
         }
-        if self.firmware.faults().rdy_never || self.pending.is_some() {
+        if self.firmware.card().state.faults.rdy_never || self.pending.is_some() {
             self.firmware.log(Event::WriteWhileBusy { value });
             return;
         }

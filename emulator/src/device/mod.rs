@@ -38,7 +38,7 @@ use crate::function::FunctionType;
 use crate::info::{EmulatorInfo, LinkState};
 use access::{bar_access_ok, lanes};
 use capabilities::{pcie_cap, vpd_cap};
-use config::{CONFIG_LEN, ConfigRegisters, STATUS_INTERRUPT, offsets};
+use config::{CONFIG_LEN, ConfigRegisters, HEADER_TYPE_MULTI_FUNCTION, STATUS_INTERRUPT, offsets};
 use doorbell::MailboxDoorbellState;
 use layout::BarRegister;
 use mailbox::PendingCompletion;
@@ -246,7 +246,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
 
     /// The POST semaphore (config 0x94) as it reads now, without moving the walk.
     pub fn semaphore(&self) -> u32 {
-        self.post.value(self.firmware.faults().post)
+        self.post.value(self.firmware.card().state.faults.post)
     }
 
     /// A snapshot of the adapter for display.
@@ -277,6 +277,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         if self.gone() {
             return;
         }
+        self.follow_card();
         for lane in lanes(off.into(), data.len()) {
             if let Some(o) = config_dword(lane.dword) {
                 let value = self.config_dword_read(o);
@@ -292,6 +293,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         if self.gone() {
             return;
         }
+        self.follow_card();
         for lane in lanes(off.into(), data.len()) {
             if let Some(o) = config_dword(lane.dword) {
                 self.config_dword_write(o, lane.take(data), lane.mask());
@@ -303,9 +305,11 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     fn config_dword_read(&mut self, off: u16) -> u32 {
         match off {
             offsets::COMMAND if self.intx_level => self.config.read(off) | STATUS_INTERRUPT,
-            Semaphore::OFFSET => self.post.read(self.firmware.faults().post),
-            o if u32::from(o) == UeStatus::LOW_OFFSET => self.firmware.faults().ue_status[0],
-            o if u32::from(o) == UeStatus::HIGH_OFFSET => self.firmware.faults().ue_status[1],
+            // Every function of a card with several says so in its header type.
+            offsets::HEADER if self.firmware.card_functions() > 1 => self.config.read(off) | HEADER_TYPE_MULTI_FUNCTION,
+            Semaphore::OFFSET => self.post.read(self.firmware.card().state.faults.post),
+            o if u32::from(o) == UeStatus::LOW_OFFSET => self.firmware.card().state.faults.ue_status[0],
+            o if u32::from(o) == UeStatus::HIGH_OFFSET => self.firmware.card().state.faults.ue_status[1],
             o => self.config.read(o),
         }
     }
@@ -343,7 +347,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     /// address (0xFF past the end) and F sets, at once (`assumptions::vpd`).
     fn complete_vpd_read(&mut self, reg: u32) {
         let address = ((reg >> vpd_cap::ADDRESS_SHIFT) & vpd_cap::ADDRESS_MASK) as usize;
-        let identity = &self.firmware.state.identity;
+        let identity = self.firmware.card().state.identity.clone();
         let bytes = crate::assumptions::vpd_bytes(&identity.model, &identity.serial);
         let mut data = [0xFF; 4];
         for (i, b) in data.iter_mut().enumerate() {
@@ -426,6 +430,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         if self.gone() {
             return;
         }
+        self.follow_card();
         self.firmware.log(Event::FunctionReset);
         self.firmware.reset_function();
         self.registers_to_power_on();
@@ -445,29 +450,50 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
     }
 
     /// Chip soft reset (pcicfg 0x5C bit 7): POST runs again; configuration space and the MSI-X
-    /// table are kept.
+    /// table are kept. It resets the chip, so every other function of the card goes through
+    /// the same POST ([`Device::follow_card`]).
     fn chip_reset(&mut self) {
         self.firmware.log(Event::ChipReset);
-        self.boot();
+        self.boot(false);
         self.firmware.save_or_log();
+    }
+
+    /// Catches up with a POST another function of the card started (a chip reset through its
+    /// pcicfg, a power cycle): this function's POST walk restarts, its mailbox goes idle, a held
+    /// completion is lost, its queues and counters are gone, and after a power cycle its
+    /// configuration space is back at power-on values too — what the function that started it
+    /// went through. Every access checks first, so the function sees the reset at its next
+    /// register read, as a driver polling its POST stage does ([`crate::assumptions::card`]).
+    pub(crate) fn follow_card(&mut self) {
+        let Some(cold) = self.firmware.missed_boot() else { return };
+        self.firmware.log(Event::ChipReset);
+        if cold {
+            self.registers_to_power_on();
+        }
+        self.doorbell.reset();
+        self.pending = None;
+        let outcome = self.firmware.follow_boot();
+        self.post = PostWalk::start(outcome, self.timing.post_reads_per_stage);
+        self.datapath.reset();
+        self.refresh();
     }
 
     /// Cold boot: power back, configuration space back to power-on values, then POST (the
     /// next-boot profile becomes active, the firmware on flash runs).
     pub fn power_cycle(&mut self) -> Result<(), EmulatorError> {
         self.firmware.log(Event::PowerCycle);
-        self.firmware.state.faults.power_lost = false;
+        self.firmware.card().state.faults.power_lost = false;
         self.registers_to_power_on();
-        self.boot();
+        self.boot(true);
         self.firmware.save()
     }
 
-    /// POST: the firmware boots, the semaphore walk restarts, the mailbox is idle again and a
-    /// held completion is lost. The caller saves.
-    fn boot(&mut self) {
+    /// POST (`cold` after a power cycle): the firmware boots, the semaphore walk restarts, the
+    /// mailbox is idle again and a held completion is lost. The caller saves.
+    fn boot(&mut self, cold: bool) {
         self.doorbell.reset();
         self.pending = None;
-        let outcome = self.firmware.boot();
+        let outcome = self.firmware.boot(cold);
         self.post = PostWalk::start(outcome, self.timing.post_reads_per_stage);
         self.datapath.reset();
         self.refresh();
@@ -475,7 +501,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
 
     /// True when POST is over and the firmware accepts mailbox commands.
     fn post_ready(&self) -> bool {
-        self.post.is_ready(self.firmware.faults().post)
+        self.post.is_ready(self.firmware.card().state.faults.post)
     }
 }
 

@@ -127,7 +127,7 @@ impl Firmware {
     /// Runs an RDMA command: only on a function whose running profile has RoCE; the verbs the
     /// model lacks (ALLOC_LKEY, SRQs, memory windows, multicast) are ILLEGAL_REQUEST.
     fn dispatch_rdma(&mut self, cx: &Context, hdr: &RequestHeader, buf: &[u8]) -> Reply {
-        if !self.state.runtime.active.function_mode().is_rdma() {
+        if !self.card().state.runtime.active.function_mode().is_rdma() {
             return Err(illegal_request());
         }
         match hdr.opcode {

@@ -85,7 +85,7 @@ impl Firmware {
             return Executed::refused(STATUS_BAD_LENGTH.into());
         };
         let (subsystem, opcode) = (hdr.subsystem.raw(), hdr.opcode);
-        let effects: Vec<CommandEffect> = self.state.faults.command(subsystem, opcode).collect();
+        let effects: Vec<CommandEffect> = self.card().state.faults.command(subsystem, opcode).collect();
         let forced = effects.iter().find_map(|e| match *e {
             CommandEffect::Status { base, additional } => {
                 Some(CompletionStatus::new(BaseStatus::from_raw(base.into()), AdditionalStatus::from_raw(additional)))
@@ -129,7 +129,7 @@ impl Firmware {
             }
         }
         if (subsystem, opcode) == (Subsystem::Common.raw(), WriteFlashrom::OPCODE) {
-            executed.delay = executed.delay.max(self.state.faults.slow_flash.unwrap_or_default());
+            executed.delay = executed.delay.max(self.card().state.faults.slow_flash.unwrap_or_default());
         }
         let header = ResponseHeader {
             opcode,

@@ -30,7 +30,7 @@ pub const FAT_LOG_MAGIC: &str = "OCE14000 EMULATED FAT LOG 1";
 impl Firmware {
     /// Renders the log from the events so far and keeps it for RETRIEVE.
     pub(crate) fn render_fat_log(&mut self) -> &[u8] {
-        let identity = &self.state.identity;
+        let identity = self.card().state.identity.clone();
         let header = [
             FAT_LOG_MAGIC.to_owned(),
             format!(

@@ -8,6 +8,7 @@
 //! [`Firmware::execute`], and copies the response out. What the firmware needs to know of the
 //! registers comes in a [`Context`].
 
+mod card;
 pub(crate) mod dispatch;
 mod execute;
 pub mod fat;
@@ -21,9 +22,12 @@ pub mod state;
 
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use oce_firmware::dir::FlashDirectory;
 
+pub(crate) use card::Card;
+use card::{CardGuard, CardLock};
 pub use execute::{Context, Executed, Owed};
 
 use crate::assumptions::FACTORY_FIRMWARE_VERSION;
@@ -33,9 +37,9 @@ use crate::error::{self, EmulatorError};
 use crate::events::{BootOutcome, Event, EventLog};
 use crate::faults::{FaultSpec, Faults};
 use crate::function::FunctionType;
-use flash::{Flash, FlashDurability, Staging};
+use flash::{Flash, FlashDurability};
 use resources::Resources;
-use state::{FLASH_FILE, MacAddress, Runtime, STATE_FILE, StateFile};
+use state::{FLASH_FILE, MacAddress, STATE_FILE, StateFile};
 
 /// How [`Firmware::create_with`] makes a new adapter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,21 +62,29 @@ fn present(path: &Path) -> bool {
     path.symlink_metadata().is_ok()
 }
 
-/// The firmware of one emulated adapter, with its state directory.
+/// The firmware as one PCI function of an emulated adapter sees it, with the adapter's state
+/// directory: the adapter-wide part ([`Card`]: the state file, the flash, WRITE_FLASHROM staging,
+/// POST) is shared by every function of the card, the rest is the function's own
+/// ([`crate::assumptions::card`] says which is which and why).
 #[derive(Debug)]
 pub struct Firmware {
     dir: PathBuf,
-    pub(crate) state: StateFile,
-    pub(crate) flash: Flash,
-    /// The section WRITE_FLASHROM is staging (firmware RAM: lost at reset and power loss).
-    pub(crate) staging: Staging,
+    /// What every function of the adapter shares. Locked for one step at a time, never across a
+    /// call that locks it again; a device's own lock is always taken first.
+    card: Arc<CardLock>,
+    /// The PCI function number (0 for the first NIC function; the function sits on the port of
+    /// the same number).
+    number: u8,
+    /// The card's POST count when this function last caught up with it ([`Firmware::missed_boot`]).
+    boots_seen: u64,
     /// What a driver created in the function (firmware RAM: lost at any reset).
     pub(crate) resources: Resources,
     /// What the datapath counted (firmware RAM: lost at POST), for GET_STATISTICS.
     pub(crate) counters: Counters,
     /// What the RoCE path counted (firmware RAM: lost at POST), for GET_RDMA_STATS.
     pub(crate) roce_counters: RoceCounters,
-    /// The adapter's log: what the firmware did and what the device saw (transports log here too).
+    /// The function's log: what the firmware did and what the device saw (transports log here
+    /// too).
     events: EventLog,
     /// The diagnostic (FAT) log as MANAGE_FAT QUERY last rendered it (firmware RAM).
     fat: Option<Vec<u8>>,
@@ -159,11 +171,17 @@ impl Firmware {
     }
 
     fn running(dir: PathBuf, state: StateFile, flash: Flash) -> Self {
+        Self::function_of(dir, Arc::new(CardLock::new(Card::new(state, flash))), 0)
+    }
+
+    /// Function `number` of the card behind `card`, its own parts fresh.
+    fn function_of(dir: PathBuf, card: Arc<CardLock>, number: u8) -> Self {
+        let boots_seen = card.lock().boots;
         Self {
             dir,
-            state,
-            flash,
-            staging: Staging::default(),
+            card,
+            number,
+            boots_seen,
             resources: Resources::default(),
             counters: Counters::default(),
             roce_counters: RoceCounters::default(),
@@ -174,6 +192,59 @@ impl Firmware {
         }
     }
 
+    /// Another NIC function of the same adapter: PCI function `number`, on the port of the same
+    /// number, sharing this one's [`Card`] (state file, flash, staging, POST) and starting with
+    /// nothing of its own (no queues, counters or events). An adapter has one NIC function per
+    /// port ([`crate::assumptions::card`]); a number past its ports, or a VF (which is a single
+    /// function), is refused.
+    pub fn other_function(&self, number: u8) -> Result<Self, EmulatorError> {
+        let mut card = self.card();
+        // A VF is a function of its own; a PF card has one NIC function per port.
+        let functions = if card.state.identity.function.is_vf() { 1 } else { card.state.identity.macs.len() };
+        if usize::from(number) >= functions {
+            return Err(EmulatorError::NoSuchFunction { number, functions });
+        }
+        card.functions = card.functions.max(number + 1);
+        drop(card);
+        Ok(Self::function_of(self.dir.clone(), Arc::clone(&self.card), number))
+    }
+
+    /// The adapter-wide part, locked. Hold it for one step: nothing called while it is held may
+    /// lock it again.
+    pub(crate) fn card(&self) -> CardGuard<'_> {
+        self.card.lock()
+    }
+
+    /// The NIC limits of the running profile.
+    pub(crate) fn active_nic(&self) -> profiles::NicResources {
+        self.card().state.runtime.active.nic
+    }
+
+    /// The PCI function number (0 for an adapter opened on its own).
+    pub fn function_number(&self) -> u8 {
+        self.number
+    }
+
+    /// The physical port this function sits on: the one of its own number
+    /// ([`crate::assumptions::card`]).
+    pub fn port(&self) -> u8 {
+        self.number
+    }
+
+    /// How many functions of the card have been opened (1 until [`Firmware::other_function`]
+    /// opens another): more than one makes the card a multi-function device.
+    pub fn card_functions(&self) -> u8 {
+        self.card().functions
+    }
+
+    /// The card ran POST since this function last looked ([`Firmware::follow_boot`] catches
+    /// up): a chip reset or power cycle through another function. `Some(cold)`, true if one of the
+    /// missed POSTs was a power cycle.
+    pub(crate) fn missed_boot(&self) -> Option<bool> {
+        let card = self.card();
+        (card.boots != self.boots_seen).then_some(card.cold_boot_at > self.boots_seen)
+    }
+
     /// The state directory.
     pub fn state_dir(&self) -> &Path {
         &self.dir
@@ -181,12 +252,12 @@ impl Firmware {
 
     /// PF or VF.
     pub fn function(&self) -> FunctionType {
-        self.state.identity.function
+        self.card().state.identity.function
     }
 
     /// How the POST boot went last (which section runs, or that it failed).
     pub fn boot_outcome(&self) -> BootOutcome {
-        self.state.runtime.boot
+        self.card().state.runtime.boot
     }
 
     // --- the event log -----------------------------------------------------------------------
@@ -213,9 +284,9 @@ impl Firmware {
 
     // --- faults and persistence ---------------------------------------------------------------
 
-    /// The faults now set.
-    pub fn faults(&self) -> &Faults {
-        &self.state.faults
+    /// The faults now set (the card's: every function sees the same).
+    pub fn faults(&self) -> Faults {
+        self.card().state.faults.clone()
     }
 
     /// Replaces the fault set and saves it in the state file.
@@ -247,10 +318,11 @@ impl Firmware {
         &mut self,
         change: impl FnOnce(&mut Faults) -> Result<bool, EmulatorError>,
     ) -> Result<bool, EmulatorError> {
-        let before = self.state.faults.clone();
-        let changed = change(&mut self.state.faults)?;
-        if let Err(e) = self.save() {
-            self.state.faults = before;
+        let mut card = self.card();
+        let before = card.state.faults.clone();
+        let changed = change(&mut card.state.faults)?;
+        if let Err(e) = card.save(&self.dir) {
+            card.state.faults = before;
             return Err(e);
         }
         Ok(changed)
@@ -259,12 +331,12 @@ impl Firmware {
     /// How far a committed flash section goes before the FLASH op answers (not persisted; by
     /// default [`FlashDurability::PageCache`]).
     pub fn set_flash_durability(&mut self, durability: FlashDurability) {
-        self.flash.durability = durability;
+        self.card().flash.durability = durability;
     }
 
     /// Writes the state file.
     pub(crate) fn save(&self) -> Result<(), EmulatorError> {
-        self.state.save(&self.dir.join(STATE_FILE))
+        self.card().save(&self.dir)
     }
 
     /// Saves from a path that cannot return an error (a register write): a failure is logged.
@@ -276,7 +348,7 @@ impl Firmware {
 
     /// True when the adapter does not answer at all (faults `gone`, `power-lost`).
     pub(crate) fn gone(&self) -> bool {
-        self.state.faults.unreachable()
+        self.card().state.faults.unreachable()
     }
 
     /// A function-level reset: what the driver created in the function is gone (the rest of the
@@ -288,7 +360,7 @@ impl Firmware {
     /// True while the physical link is up: the cable is in (no `link-down` fault) and its other
     /// end is there.
     pub(crate) fn physical_link_up(&self) -> bool {
-        !self.state.faults.link_down && self.peer.present
+        !self.card().state.faults.link_down && self.peer.present
     }
 
     /// The other end of the port's cable.
@@ -305,38 +377,53 @@ impl Firmware {
     /// The adapter loses power now: it stops answering until the next power cycle, and what the
     /// firmware held in RAM (a staged flash section) is lost.
     pub(crate) fn lose_power(&mut self) {
-        self.state.faults.power_lost = true;
-        self.staging.clear();
+        {
+            let mut card = self.card();
+            card.state.faults.power_lost = true;
+            card.staging.clear();
+        }
         self.save_or_log();
     }
 
     // --- POST and versions ----------------------------------------------------------------------
 
-    /// The firmware's half of POST: checks the flash and rebuilds the running state (the next
-    /// profile becomes active, the booted section's version runs); what the firmware held in RAM
-    /// is lost, and so is a hang or UE of the firmware that ran before. Returns the outcome for
-    /// the semaphore walk. The caller saves.
-    pub(crate) fn boot(&mut self) -> BootOutcome {
-        self.state.faults.firmware_restarted();
-        let check = self.flash.boot_check();
-        self.state.runtime = Runtime::after_post(&self.state.nvram, self.state.identity.macs.len(), &check);
-        self.staging.clear();
+    /// The firmware's half of POST, run by the function whose register started it: the card
+    /// checks the flash and rebuilds the running state (the next profile becomes active, the
+    /// booted section's version runs); what the firmware held in RAM is lost, and so is a hang or
+    /// UE of the firmware that ran before. `cold` for a power cycle. Returns the outcome for the
+    /// semaphore walk. Every other function of the card catches up with
+    /// [`Firmware::follow_boot`]. The caller saves.
+    pub(crate) fn boot(&mut self, cold: bool) -> BootOutcome {
+        let outcome = self.card().boot(cold);
+        self.follow_boot();
+        outcome
+    }
+
+    /// This function's half of a POST the card ran: what the function held in firmware RAM (its
+    /// queues, counters, the rendered FAT log) is lost. Returns the outcome for the semaphore
+    /// walk.
+    pub(crate) fn follow_boot(&mut self) -> BootOutcome {
+        let (boots, outcome) = {
+            let card = self.card();
+            (card.boots, card.state.runtime.boot)
+        };
+        self.boots_seen = boots;
         self.fat = None;
         self.resources.reset();
         self.counters = Counters::default();
         self.roce_counters = RoceCounters::default();
-        self.log(Event::Boot { outcome: check.outcome });
-        check.outcome
+        self.log(Event::Boot { outcome });
+        outcome
     }
 
     /// What runs: the version the last POST booted ("" if POST failed).
     pub(crate) fn running_version(&self) -> String {
-        self.state.runtime.running_version.clone().unwrap_or_default()
+        self.card().state.runtime.running_version.clone().unwrap_or_default()
     }
 
     /// The flash directory now on flash.
     pub(crate) fn flash_directory(&self) -> Option<FlashDirectory> {
-        self.flash.directory().map(|found| found.directory)
+        self.card().flash.directory().map(|found| found.directory)
     }
 
     /// What is on flash now: `ver_data` of the 0xA0 entry.

@@ -46,13 +46,10 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         if link_up {
             self.firmware.peer.note_source(frame);
         }
+        let port_number = self.firmware.port();
         let fw = &mut self.firmware;
-        let mut port = PortState {
-            counters: &mut fw.counters,
-            port: fw.state.runtime.active.nic.link_param,
-            pause: fw.resources.flow_control.tx,
-            link_up,
-        };
+        let mut port =
+            PortState { counters: &mut fw.counters, port: port_number, pause: fw.resources.flow_control.tx, link_up };
         let mut env = Env { resources: &fw.resources, dma: &self.dma, out: &mut out };
         let receipt = self.datapath.rx.receive(frame, &mut env, &mut self.datapath.events, &mut port);
         self.apply(out);

@@ -170,6 +170,7 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         if self.gone() {
             return None;
         }
+        self.follow_card();
         self.write_due_completions();
         self.resume_tx();
         let roce_due = self.roce_poll();

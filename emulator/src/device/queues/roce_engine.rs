@@ -33,8 +33,8 @@ impl<D: DmaSpace, I: Interrupt> Device<D, I> {
         f: impl FnOnce(&mut RoceEngine, &mut dyn RoceQueues, &mut Port<'_>) -> R,
     ) -> R {
         let fw = &self.firmware;
-        let port_index = usize::from(fw.state.runtime.active.nic.link_param);
-        let smac = fw.state.identity.macs.get(port_index).map_or([0; 6], |m| m.0);
+        let port_index = usize::from(fw.port());
+        let smac = fw.card().state.identity.macs.get(port_index).map_or([0; 6], |m| m.0);
         let mut frames = Vec::new();
         let mut out = Effects::default();
         let mut port = Port { smac, now: self.clock.now(), frames: &mut frames };

@@ -22,7 +22,7 @@ pub(crate) fn get_dcbx_config(
     req: GetDcbxConfig,
 ) -> Result<DcbxConfig, CompletionStatus> {
     let (pfc_state, app_state) = match req.param_type {
-        DcbxParamType::Operational if fw.state.faults.pfc_unsync => {
+        DcbxParamType::Operational if fw.card().state.faults.pfc_unsync => {
             (DCBX_PFC_STATE & !DcbxFeatureState::SYNC, DCBX_APP_STATE)
         }
         DcbxParamType::Operational | DcbxParamType::Admin => (DCBX_PFC_STATE, DCBX_APP_STATE),

@@ -13,7 +13,7 @@ use oce_mailbox::status::CompletionStatus;
 
 use crate::assumptions::{
     ASIC_ID, ASIC_REVISION, CONFIG_NUMBER, DESCRIPTION, DIE_TEMPERATURE, DRIVER_CAPABILITIES, FUNCTION_CAPS, HBA_MTU,
-    MANUFACTURER, PF_NUM, SUBSYSTEM_ID, SUBSYSTEM_VENDOR_ID,
+    MANUFACTURER, SUBSYSTEM_ID, SUBSYSTEM_VENDOR_ID,
 };
 use crate::device::config::VENDOR_ID;
 use crate::firmware::{Context, Firmware, Owed};
@@ -80,7 +80,7 @@ pub(crate) fn get_cntl_attributes(
     let directory = fw.flash_directory();
     let section = |ty| directory.as_ref().and_then(|d| d.entry(ty)).map(SectionEntry::version).unwrap_or_default();
     let stored = section(ImageType::FirmwareIscsi);
-    let identity = &fw.state.identity;
+    let identity = fw.card().state.identity.clone();
     let ports = identity.macs.len();
     let first_mac = identity.macs.first().map_or([0; 6], |m| m.0);
     let mut uid = [0u8; 8];
@@ -98,7 +98,7 @@ pub(crate) fn get_cntl_attributes(
         fw_on_flash_version: stored,
         asic_revision: ASIC_REVISION,
         hba_port_count: ports as u8,
-        phy_port: PF_NUM,
+        phy_port: fw.port(),
         firmware_post_status: cx.semaphore,
         hba_mtu: std::array::from_fn(|i| if i < ports { HBA_MTU } else { 0 }),
         asic_generation: (ASIC_ID >> 8) as u8,
@@ -106,7 +106,7 @@ pub(crate) fn get_cntl_attributes(
         pci_device_id: fw.function().device_id(),
         pci_sub_vendor_id: SUBSYSTEM_VENDOR_ID,
         pci_sub_system_id: SUBSYSTEM_ID,
-        pci_function_number: PF_NUM,
+        pci_function_number: fw.function_number(),
         unique_identifier: u64::from_be_bytes(uid),
         ..CntlAttributes::default()
     })
@@ -120,13 +120,13 @@ pub(crate) fn query_firmware_config(
     _: &Context,
     _: QueryFirmwareConfig,
 ) -> Result<FirmwareConfig, CompletionStatus> {
-    let active = &fw.state.runtime.active;
+    let active = fw.card().state.runtime.active;
     let mode = active.function_mode();
     let ulp0 = UlpResources { ulp_mode: mode, nic_wq_tot: u32::from(active.nic.txq_count), ..UlpResources::default() };
     Ok(FirmwareConfig {
         config_number: CONFIG_NUMBER,
         asic_revision: u32::from(ASIC_REVISION),
-        phys_port: u32::from(active.nic.link_param),
+        phys_port: u32::from(fw.port()),
         function_mode: mode,
         ulp: [ulp0, UlpResources::default()],
         function_caps: FunctionCaps(FUNCTION_CAPS),

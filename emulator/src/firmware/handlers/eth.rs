@@ -23,12 +23,13 @@ use crate::firmware::{Context, Firmware, Owed};
 pub(crate) fn tx_create(fw: &mut Firmware, _: &Context, req: TxCreate) -> Result<TxCreated, CompletionStatus> {
     let entries = req.entries();
     let ring = Ring::new(req.pages, entries, TX_WRB_LEN as u32).ok_or_else(illegal_field)?;
+    let limits = fw.active_nic();
     let r = &mut fw.resources;
     let if_id = u32::from(req.if_id);
     if r.queues.cq(req.cq_id).is_none() || !r.interfaces.contains_key(&if_id) {
         return Err(illegal_field());
     }
-    if at_limit(r.queues.txq_count(), fw.state.runtime.active.nic.txq_count) {
+    if at_limit(r.queues.txq_count(), limits.txq_count) {
         return Err(exhausted());
     }
     let cq = req.cq_id;
@@ -43,6 +44,7 @@ pub(crate) fn tx_create(fw: &mut Firmware, _: &Context, req: TxCreate) -> Result
 /// 2^`frag_size` bytes (at most 2^[`MAX_RX_FRAG_SIZE_LOG2`]). Its `rss_id` is its id. Ids stay
 /// below [`MAX_RX_QUEUE_ID`]; at most the profile's `rq_count` rings.
 pub(crate) fn rx_create(fw: &mut Firmware, _: &Context, req: RxCreate) -> Result<RxCreated, CompletionStatus> {
+    let limits = fw.active_nic();
     let r = &mut fw.resources;
     if req.pages.is_empty()
         || r.queues.cq(req.cq_id).is_none()
@@ -53,7 +55,7 @@ pub(crate) fn rx_create(fw: &mut Firmware, _: &Context, req: RxCreate) -> Result
     }
     let entries = (req.pages.len() as u64 * QUEUE_PAGE_LEN / RX_DESCRIPTOR_LEN as u64) as u32;
     let ring = Ring::new(req.pages, entries, RX_DESCRIPTOR_LEN as u32).ok_or_else(illegal_field)?;
-    if at_limit(r.queues.rxq_count(), fw.state.runtime.active.nic.rq_count) {
+    if at_limit(r.queues.rxq_count(), limits.rq_count) {
         return Err(exhausted());
     }
     let (cq, if_id, rss, frag_size, max_frame_size) =
@@ -118,5 +120,5 @@ pub(crate) fn acpi_wol_query(
 /// GET_STATISTICS v2: the port's counters and each RX ring's drops, as the datapath counted
 /// them ([`crate::datapath::Counters::hw_stats`]).
 pub(crate) fn get_statistics(fw: &mut Firmware, _: &Context, _: GetStatistics) -> Result<HwStatsV2, CompletionStatus> {
-    Ok(fw.counters.hw_stats(fw.state.runtime.active.nic.link_param))
+    Ok(fw.counters.hw_stats(fw.port()))
 }

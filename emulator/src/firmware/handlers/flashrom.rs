@@ -37,25 +37,26 @@ pub(crate) fn read_flashrom(fw: &mut Firmware, _: &Context, req: ReadFlashrom) -
     if req.op_code != FlashromOp::Report || req.data_buf_size != crc::TRAILER_LEN as u32 {
         return Err(illegal_field());
     }
+    let card = fw.card();
     let address = match req.op_type {
-        FlashOpType::OffsetSpecified if fw.state.faults.no_offset_mode => return Err(illegal_field()),
+        FlashOpType::OffsetSpecified if card.state.faults.no_offset_mode => return Err(illegal_field()),
         FlashOpType::OffsetSpecified => u64::from(req.offset),
         op_type => {
-            let (start, size) = fw.flash.region(op_type.raw()).ok_or_else(illegal_field)?;
+            let (start, size) = card.flash.region(op_type.raw()).ok_or_else(illegal_field)?;
             let end = u64::from(req.offset) + crc::TRAILER_LEN as u64;
             if end > size {
                 return Err(illegal_field());
             }
             if end == size {
                 let region = usize::try_from(size).map_err(|_| illegal_field())?;
-                let section = fw.flash.read(start, region).ok_or_else(illegal_field)?;
+                let section = card.flash.read(start, region).ok_or_else(illegal_field)?;
                 let check = crc::check_section(section).ok_or_else(illegal_field)?;
                 return Ok(FlashCrc(check.computed.to_le_bytes()));
             }
             start + u64::from(req.offset)
         }
     };
-    let bytes = fw.flash.read(address, crc::TRAILER_LEN).ok_or_else(illegal_field)?;
+    let bytes = card.flash.read(address, crc::TRAILER_LEN).ok_or_else(illegal_field)?;
     let mut trailer = [0u8; crc::TRAILER_LEN];
     trailer.copy_from_slice(bytes);
     Ok(FlashCrc(trailer))
@@ -70,7 +71,7 @@ pub(crate) fn write_flashrom(fw: &mut Firmware, hdr: &RequestHeader, buf: &[u8])
     chunk_faults(fw)?;
     let result = write_chunk(fw, hdr, buf);
     if result.is_err() {
-        fw.staging.clear();
+        fw.card().staging.clear();
     }
     result.map(|()| (Vec::new(), Owed::default()))
 }
@@ -91,7 +92,7 @@ fn write_chunk(fw: &mut Firmware, hdr: &RequestHeader, buf: &[u8]) -> Result<(),
         .filter(|_| end <= declared)
         .ok_or(CompletionStatus::from(STATUS_BAD_LENGTH))?;
     let at = match params.op_type {
-        FlashOpType::OffsetSpecified if fw.state.faults.no_offset_mode => return Err(illegal_field()),
+        FlashOpType::OffsetSpecified if fw.card().state.faults.no_offset_mode => return Err(illegal_field()),
         FlashOpType::OffsetSpecified => Chunk::Offset(u64::from(params.offset)),
         op_type => Chunk::OpType(op_type.raw()),
     };
@@ -100,8 +101,12 @@ fn write_chunk(fw: &mut Firmware, hdr: &RequestHeader, buf: &[u8]) -> Result<(),
         FlashromOp::Flash => true,
         _ => return Err(illegal_field()),
     };
-    let flash = &fw.flash;
-    fw.staging.stage(at, data, |op_type| flash.region(op_type)).map_err(|_| illegal_field())?;
+    {
+        let mut card = fw.card();
+        let card = &mut *card;
+        let flash = &card.flash;
+        card.staging.stage(at, data, |op_type| flash.region(op_type)).map_err(|_| illegal_field())?;
+    }
     if commit { commit_section(fw) } else { Ok(()) }
 }
 
@@ -114,17 +119,22 @@ fn commit_section(fw: &mut Firmware) -> Result<(), CompletionStatus> {
         CrcMismatch,
         WriteFailed(String),
     }
-    let outcome = match fw.staging.section() {
-        Err(_) => Outcome::Refused,
-        Ok((start, section)) if crc::check_section(section).is_some_and(|c| c.is_ok()) => {
-            match fw.flash.write(start, section) {
-                Ok(()) => Outcome::Written { offset: start, len: section.len() },
-                Err(e) => Outcome::WriteFailed(e.to_string()),
+    let outcome = {
+        let mut card = fw.card();
+        let card = &mut *card;
+        let outcome = match card.staging.section() {
+            Err(_) => Outcome::Refused,
+            Ok((start, section)) if crc::check_section(section).is_some_and(|c| c.is_ok()) => {
+                match card.flash.write(start, section) {
+                    Ok(()) => Outcome::Written { offset: start, len: section.len() },
+                    Err(e) => Outcome::WriteFailed(e.to_string()),
+                }
             }
-        }
-        Ok(_) => Outcome::CrcMismatch,
+            Ok(_) => Outcome::CrcMismatch,
+        };
+        card.staging.clear();
+        outcome
     };
-    fw.staging.clear();
     match outcome {
         Outcome::Written { offset, len } => {
             fw.log(Event::FlashCommitted { offset: offset as u64, len: len as u64 });
@@ -148,7 +158,8 @@ fn failed(additional: AdditionalStatus) -> CompletionStatus {
 /// `power-loss-at` (the adapter dies now, the chunk is lost) and `flash-fail-at` (the chunk fails
 /// with MGMT_FLASHROM_SAVE_FAILED and stages nothing). Their countdowns are saved as they move.
 fn chunk_faults(fw: &mut Firmware) -> Result<(), CompletionStatus> {
-    let faults = &mut fw.state.faults;
+    let mut card = fw.card();
+    let faults = &mut card.state.faults;
     if faults.power_loss_at.is_none() && faults.flash_fail_at.is_none() {
         return Ok(());
     }
@@ -168,6 +179,7 @@ fn chunk_faults(fw: &mut Firmware) -> Result<(), CompletionStatus> {
             fired = Some(FaultSpec::FlashFailAt { chunk: n });
         }
     }
+    drop(card);
     match fired {
         Some(fault @ FaultSpec::PowerLossAt { .. }) => {
             fw.log(Event::FaultTriggered { fault });
@@ -176,7 +188,7 @@ fn chunk_faults(fw: &mut Firmware) -> Result<(), CompletionStatus> {
         }
         Some(fault) => {
             fw.log(Event::FaultTriggered { fault });
-            fw.staging.clear();
+            fw.card().staging.clear();
             fw.save_or_log();
             Err(failed(AdditionalStatus::from_raw(ADDL_FLASH_SAVE_FAILED)))
         }

@@ -23,7 +23,7 @@ fn free_pmac_id(r: &Resources) -> Option<u32> {
 /// the capabilities; unless `pmac_invalid`, the request's MAC becomes the interface's first MAC
 /// filter. More than the profile's `iface_count` interfaces is FAILED / TOO_MANY_INTERFACES.
 pub(crate) fn if_create(fw: &mut Firmware, _: &Context, req: IfCreate) -> Result<IfCreated, CompletionStatus> {
-    let nic = fw.state.runtime.active.nic;
+    let nic = fw.card().state.runtime.active.nic;
     let caps = req.capability_flags;
     if caps.0 & !nic.cap_flags != 0 || req.enable_flags.0 & !caps.0 != 0 {
         return Err(illegal_field());
@@ -54,7 +54,7 @@ pub(crate) fn if_destroy(fw: &mut Firmware, _: &Context, req: IfDestroy) -> Resu
 /// NTWK_PMAC_ADD: a MAC filter on a live interface; the function holds at most the profile's
 /// `unicast_mac_count`.
 pub(crate) fn pmac_add(fw: &mut Firmware, _: &Context, req: PmacAdd) -> Result<PmacAdded, CompletionStatus> {
-    let limit = fw.state.runtime.active.nic.unicast_mac_count;
+    let limit = fw.card().state.runtime.active.nic.unicast_mac_count;
     let r = &mut fw.resources;
     if !r.interfaces.contains_key(&req.if_id) {
         return Err(illegal_field());
@@ -78,7 +78,7 @@ pub(crate) fn pmac_del(fw: &mut Firmware, _: &Context, req: PmacDel) -> Result<E
 /// replaced; more entries than the profile's `mcast_mac_count` is FAILED /
 /// INSUFFICIENT_RESOURCES. The global flags are not modelled.
 pub(crate) fn rx_filter(fw: &mut Firmware, _: &Context, req: RxFilter) -> Result<Empty, CompletionStatus> {
-    let limit = fw.state.runtime.active.nic.mcast_mac_count;
+    let limit = fw.card().state.runtime.active.nic.mcast_mac_count;
     let iface = fw.resources.interfaces.get_mut(&req.if_id).ok_or_else(illegal_field)?;
     let mask = req.if_flags_mask.0 & iface.capabilities.0;
     if mask & IfFlags::MULTICAST != 0 {
@@ -95,7 +95,7 @@ pub(crate) fn rx_filter(fw: &mut Firmware, _: &Context, req: RxFilter) -> Result
 /// `vlan_count` is FAILED / INSUFFICIENT_VLANS, which makes be2net fall back to
 /// VLAN-promiscuous mode without logging an error (spec/protocol.md §3.5).
 pub(crate) fn vlan_config(fw: &mut Firmware, _: &Context, req: VlanConfig) -> Result<Empty, CompletionStatus> {
-    let limit = fw.state.runtime.active.nic.vlan_count;
+    let limit = fw.card().state.runtime.active.nic.vlan_count;
     let iface = fw.resources.interfaces.get_mut(&u32::from(req.interface_id)).ok_or_else(illegal_field)?;
     if req.vlans.len() > usize::from(limit) {
         return Err(CompletionStatus::new(BaseStatus::Failed, AdditionalStatus::InsufficientVlans));

@@ -21,14 +21,14 @@ use crate::assumptions::{
 };
 use crate::firmware::{Context, Firmware, Owed};
 
-/// The port the PF's own commands are about.
+/// The port the function's own commands are about: the one it sits on.
 fn own_port(fw: &Firmware) -> usize {
-    usize::from(fw.state.runtime.active.nic.link_param)
+    usize::from(fw.port())
 }
 
 /// GET_MAC_LIST: one true MAC, the port's permanent address (spec/protocol.md §5.6).
 pub(crate) fn get_mac_list(fw: &mut Firmware, _: &Context, _: GetMacList) -> Result<MacList, CompletionStatus> {
-    let mac = fw.state.identity.macs.get(own_port(fw)).ok_or_else(illegal_field)?;
+    let mac = *fw.card().state.identity.macs.get(own_port(fw)).ok_or_else(illegal_field)?;
     Ok(MacList::single(mac.0))
 }
 
@@ -64,7 +64,7 @@ pub(crate) fn link_status(fw: &Firmware) -> LinkStatus {
 
 /// Whether the locate LED of `port` blinks (GET_BEACON_STATE's answer).
 pub(crate) fn beacon_on(fw: &Firmware, port: u8) -> bool {
-    fw.state.runtime.beacon.get(usize::from(port)).copied().unwrap_or(false)
+    fw.card().state.runtime.beacon.get(usize::from(port)).copied().unwrap_or(false)
 }
 
 /// The link-state asynchronous event announcing that the function's logical link is now `up`:
@@ -120,7 +120,7 @@ pub(crate) fn get_beacon_state(
     _: &Context,
     req: GetBeaconState,
 ) -> Result<BeaconState, CompletionStatus> {
-    let on = *fw.state.runtime.beacon.get(usize::from(req.port_num)).ok_or_else(illegal_field)?;
+    let on = *fw.card().state.runtime.beacon.get(usize::from(req.port_num)).ok_or_else(illegal_field)?;
     Ok(BeaconState { state: if on { BeaconState::ENABLED } else { BeaconState::DISABLED } })
 }
 
@@ -138,10 +138,13 @@ pub(crate) fn enable_disable_beacon(
         _ => return Err(illegal_field()),
     };
     let port = usize::from(req.port_num);
-    let slot = fw.state.runtime.beacon.get_mut(port).ok_or_else(illegal_field)?;
-    let before = std::mem::replace(slot, on);
+    let before = {
+        let mut card = fw.card();
+        let slot = card.state.runtime.beacon.get_mut(port).ok_or_else(illegal_field)?;
+        std::mem::replace(slot, on)
+    };
     if before != on && fw.save().is_err() {
-        fw.state.runtime.beacon[port] = before;
+        fw.card().state.runtime.beacon[port] = before;
         return Err(BaseStatus::Failed.into());
     }
     Ok(Empty)

@@ -23,7 +23,27 @@ pub(crate) fn get_func_config(
     _: &Context,
     _: GetFuncConfig,
 ) -> Result<FuncConfig, CompletionStatus> {
-    Ok(FuncConfig { descriptors: vec![ResourceDescriptor::Nic(fw.state.runtime.active.nic_descriptor())] })
+    let nic = fw.card().state.runtime.active.nic_descriptor();
+    Ok(FuncConfig { descriptors: of_function(fw, vec![ResourceDescriptor::Nic(nic)]) })
+}
+
+/// `descriptors` as function `fw` reports them: its own PCI function number in `pf_num`, its
+/// own port in the NIC descriptor's `link_param` and the PORT descriptor's `link_num` (every
+/// function of the card runs the card's profile, [`crate::assumptions::card`]).
+fn of_function(fw: &Firmware, mut descriptors: Vec<ResourceDescriptor>) -> Vec<ResourceDescriptor> {
+    let (pf_num, port) = (fw.function_number(), fw.port());
+    for d in &mut descriptors {
+        match d {
+            ResourceDescriptor::Pcie(d) if d.pf_num == PF_NUM => d.pf_num = pf_num,
+            ResourceDescriptor::Nic(d) if d.pf_num == PF_NUM => {
+                d.pf_num = pf_num;
+                d.link_param = port;
+            }
+            ResourceDescriptor::Port(d) => d.link_num = port,
+            _ => {}
+        }
+    }
+    descriptors
 }
 
 /// GET_ACTIVE_PROFILE: the running profile and the one the next POST activates.
@@ -32,9 +52,10 @@ pub(crate) fn get_active_profile(
     _: &Context,
     _: GetActiveProfile,
 ) -> Result<ActiveProfile, CompletionStatus> {
+    let card = fw.card();
     Ok(ActiveProfile {
-        active: u16::from(fw.state.runtime.active_profile),
-        next: u16::from(fw.state.nvram.next_profile),
+        active: u16::from(card.state.runtime.active_profile),
+        next: u16::from(card.state.nvram.next_profile),
     })
 }
 
@@ -67,7 +88,8 @@ pub(crate) fn get_profile_config(
     _: &Context,
     req: GetProfileConfig,
 ) -> Result<ProfileConfig, CompletionStatus> {
-    let state = &fw.state;
+    let card = fw.card();
+    let state = &card.state;
     if req.profile_id != 0 && definition(req.profile_id).is_none() {
         return Err(illegal_field());
     }
@@ -84,8 +106,9 @@ pub(crate) fn get_profile_config(
         }
         _ => return Err(illegal_field()),
     };
+    drop(card);
     let descriptors = if req.query_modifiable { modifiable(&config) } else { config.profile_descriptors() };
-    Ok(ProfileConfig { descriptors })
+    Ok(ProfileConfig { descriptors: of_function(fw, descriptors) })
 }
 
 /// The QUERY_MODIFIABLE answer: NIC counts and bandwidth all ones, everything else zero.
@@ -112,9 +135,9 @@ pub(crate) fn set_active_profile(
     req: SetActiveProfile,
 ) -> Result<Empty, CompletionStatus> {
     definition(req.profile_id).ok_or_else(illegal_field)?;
-    let before = std::mem::replace(&mut fw.state.nvram.next_profile, req.profile_id);
+    let before = std::mem::replace(&mut fw.card().state.nvram.next_profile, req.profile_id);
     if before != req.profile_id && fw.save().is_err() {
-        fw.state.nvram.next_profile = before;
+        fw.card().state.nvram.next_profile = before;
         return Err(BaseStatus::Failed.into());
     }
     Ok(Empty)
@@ -134,7 +157,8 @@ pub(crate) fn set_profile_config(
     _: &Context,
     req: SetProfileConfig,
 ) -> Result<Empty, CompletionStatus> {
-    let state = &fw.state;
+    let mut card = fw.card();
+    let state = &card.state;
     let target = if req.profile_id == 0 { state.runtime.active_profile } else { req.profile_id };
     let mut saved = *state.nvram.saved.get(&target).ok_or_else(illegal_field)?;
     let is_active = target == state.runtime.active_profile;
@@ -152,14 +176,16 @@ pub(crate) fn set_profile_config(
             running.apply(descriptor).map_err(|_| illegal_field())?;
         }
     }
-    let before = (fw.state.nvram.saved.insert(target, saved), fw.state.runtime.active);
-    fw.state.runtime.active = running;
+    let before = (card.state.nvram.saved.insert(target, saved), card.state.runtime.active);
+    card.state.runtime.active = running;
+    drop(card);
     let changed = before.0 != Some(saved) || before.1 != running;
     if changed && fw.save().is_err() {
+        let mut card = fw.card();
         if let Some(old) = before.0 {
-            fw.state.nvram.saved.insert(target, old);
+            card.state.nvram.saved.insert(target, old);
         }
-        fw.state.runtime.active = before.1;
+        card.state.runtime.active = before.1;
         return Err(BaseStatus::Failed.into());
     }
     Ok(Empty)

@@ -34,8 +34,9 @@ pub(crate) fn eq_create(fw: &mut Firmware, _: &Context, req: EqCreate) -> Result
         return Err(illegal_field());
     }
     let ring = Ring::new(req.pages, ctx.entries(), ctx.entry_len() as u32).ok_or_else(illegal_field)?;
+    let limits = fw.active_nic();
     let q = &mut fw.resources.queues;
-    if at_limit(q.eq_count(), fw.state.runtime.active.nic.eq_count) {
+    if at_limit(q.eq_count(), limits.eq_count) {
         return Err(exhausted());
     }
     let msix_idx = q.free_msix_idx();
@@ -54,11 +55,12 @@ pub(crate) fn cq_create(fw: &mut Firmware, _: &Context, req: CqCreate) -> Result
         return Err(illegal_field());
     }
     let ring = Ring::new(req.pages, ctx.entries(), COMPLETION_LEN as u32).ok_or_else(illegal_field)?;
+    let limits = fw.active_nic();
     let q = &mut fw.resources.queues;
     if ctx.eventable && q.event_queue(ctx.eq_id).is_none() {
         return Err(illegal_field());
     }
-    if at_limit(q.cq_count(), fw.state.runtime.active.nic.cq_count) {
+    if at_limit(q.cq_count(), limits.cq_count) {
         return Err(exhausted());
     }
     let (eq, armed) = (ctx.eventable.then_some(ctx.eq_id), ctx.armed);

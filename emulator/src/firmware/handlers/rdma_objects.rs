@@ -31,11 +31,12 @@ pub(crate) fn cq_create_v3(fw: &mut Firmware, _: &Context, req: CqCreateV3) -> R
     }
     let ring = Ring::new(req.pages, req.cqe_count.into(), CQE_LEN as u32).ok_or_else(illegal_field)?;
     let eq = u16::try_from(req.eq_id).ok().filter(|_| req.eventable);
+    let limits = fw.active_nic();
     let q = &mut fw.resources.queues;
     if req.eventable && eq.is_none_or(|eq| q.event_queue(eq).is_none()) {
         return Err(illegal_field());
     }
-    if at_limit(q.cq_count(), fw.state.runtime.active.nic.cq_count) {
+    if at_limit(q.cq_count(), limits.cq_count) {
         return Err(exhausted());
     }
     let user_pd = req.pd_id;

@@ -29,10 +29,10 @@ pub(crate) fn read_transceiver_data(
     _: &Context,
     req: ReadTransceiverData,
 ) -> Result<TransceiverData, CompletionStatus> {
-    let ports = fw.state.identity.macs.len();
+    let ports = fw.card().state.identity.macs.len();
     let port = usize::try_from(req.port).ok().filter(|&p| p < ports).ok_or_else(illegal_field)?;
     let data = match req.page {
-        TransceiverPage::A0 => serial_id_page(&fw.state.identity.serial, port),
+        TransceiverPage::A0 => serial_id_page(&fw.card().state.identity.serial, port),
         TransceiverPage::A2 => [0; PAGE_DATA_LEN],
         TransceiverPage::Unknown(_) => return Err(illegal_field()),
     };

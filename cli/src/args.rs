@@ -440,23 +440,27 @@ pub enum EmulatorAction {
     Serve {
         /// The Unix socket to listen on: created mode 0600 (only this user may attach), removed
         /// when the server ends; a stale socket left by a killed server is replaced, anything
-        /// else at the path is refused. QEMU connects to it as `vfio-user-pci`'s socket.
-        #[arg(long, value_name = "PATH")]
-        socket: PathBuf,
-        /// Plug the adapter's port into a cable: an AF_UNIX datagram socket bound at PATH, one
-        /// raw Ethernet frame a datagram, sent to --wire-peer (QEMU's `-netdev dgram` format, so
-        /// the peer is another served adapter or a QEMU NIC). A stale socket at PATH is
-        /// replaced; one a live process is bound to is refused.
+        /// else at the path is refused. QEMU connects to it as `vfio-user-pci`'s socket. Repeat
+        /// it to serve several NIC functions of the one card: the N-th --socket (from 0) serves
+        /// PCI function N, on port N (at most one per port: 2 on the emulated OCe14102).
+        #[arg(long, value_name = "PATH", required = true)]
+        socket: Vec<PathBuf>,
+        /// Plug a port into a cable: an AF_UNIX datagram socket bound at PATH, one raw Ethernet
+        /// frame a datagram, sent to --wire-peer (QEMU's `-netdev dgram` format, so the peer is
+        /// another served adapter or a QEMU NIC). A stale socket at PATH is replaced; one a live
+        /// process is bound to is refused. Repeated, the N-th --wire (with the N-th --wire-peer)
+        /// cables function N's port; functions past the last --wire have no cable.
         #[arg(long, value_name = "PATH", requires = "wire_peer")]
-        wire: Option<PathBuf>,
-        /// The peer's datagram socket, where this port's frames go; it may appear later (frames
-        /// wait, and the guest is held back, until it does).
+        wire: Vec<PathBuf>,
+        /// The peer's datagram socket, where the port's frames go; it may appear later (frames
+        /// wait, and the guest is held back, until it does). One per --wire, in the same order.
         #[arg(long, value_name = "PATH", requires = "wire")]
-        wire_peer: Option<PathBuf>,
+        wire_peer: Vec<PathBuf>,
         /// Record every frame that crosses the cable, both ways, in FILE (pcap format, for
-        /// tcpdump -r or Wireshark); FILE is created or truncated.
+        /// tcpdump -r or Wireshark); FILE is created or truncated. The N-th --wire-pcap records
+        /// the N-th --wire's cable.
         #[arg(long, value_name = "FILE", requires = "wire")]
-        wire_pcap: Option<PathBuf>,
+        wire_pcap: Vec<PathBuf>,
     },
 }
 
@@ -506,6 +510,21 @@ While the link is up the cable loses nothing: while the peer's queue is full, fr
 the guest's TX ring is held back (its requests stay posted). Datagrams longer than 9216 bytes are
 counted and dropped; runts reach the adapter, which counts and drops them. --wire-pcap FILE
 records both directions for tcpdump -r or Wireshark.
+
+One card, several functions: repeat --socket to serve the card's NIC functions, each on its own
+socket, all over one card (one flash, one profile state, one POST: a chip reset through function
+0 restarts function 1 too), each with its own queues, MAC and port; the N-th --wire and
+--wire-peer cable function N's port. QEMU attaches them as functions 0 and 1 of one slot, with
+multifunction on function 0 (one device in one IOMMU group under intel-iommu):
+
+  ocetool --device emu:/var/tmp/oce emulator serve --socket /tmp/f0.sock --socket /tmp/f1.sock &
+  qemu-system-x86_64 ... -device pcie-root-port,id=rp0,chassis=1,slot=1 \
+    -device '{\"driver\":\"vfio-user-pci\",\"bus\":\"rp0\",\"addr\":\"0.0\",\"multifunction\":true,\"socket\":{\"type\":\"unix\",\"path\":\"/tmp/f0.sock\"}}' \
+    -device '{\"driver\":\"vfio-user-pci\",\"bus\":\"rp0\",\"addr\":\"0.1\",\"socket\":{\"type\":\"unix\",\"path\":\"/tmp/f1.sock\"}}'
+
+The server ends when every function's VM connection has gone (or at SIGINT/SIGTERM). More
+--wire-peer or --wire-pcap than --wire, more --wire than --socket, the same path twice, or more
+--socket than the card has ports is a usage error (exit 2), before anything is bound.
 
 Exit codes: 0 when the VM disconnects; 130 / 143 when SIGINT / SIGTERM stops the server (the
 session closed, the adapter's state saved); 1 when the VM broke the protocol; 3 for an unusable

@@ -11,7 +11,7 @@ use oce_pci::ids::pair_string;
 use serde::Serialize;
 
 use self::fault::FaultReport;
-use self::serve::{ServeReport, WireArgs};
+use self::serve::ServeReport;
 use crate::args::{EmulatorAction, GlobalArgs};
 use crate::device::{DeviceSpec, lock_device, select_device};
 use crate::error::{CliError, CliResult, ErrorCode, emulator_error};
@@ -77,13 +77,8 @@ pub fn run(global: &GlobalArgs, action: &EmulatorAction) -> CliResult<EmulatorOu
             fault::apply(&emu, action).map(EmulatorOutput::Faults)
         }
         EmulatorAction::Serve { socket, wire, wire_peer, wire_pcap } => {
-            let wire = match (wire, wire_peer) {
-                (Some(local), Some(peer)) => {
-                    Some(WireArgs { local: local.clone(), peer: peer.clone(), pcap: wire_pcap.clone() })
-                }
-                _ => None,
-            };
-            serve::run(global, dir, socket, wire.as_ref()).map(EmulatorOutput::Served)
+            let wires = serve::pair_wires(socket, wire, wire_peer, wire_pcap)?;
+            serve::run(global, dir, socket, &wires).map(EmulatorOutput::Served)
         }
     }
 }

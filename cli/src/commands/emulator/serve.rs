@@ -23,21 +23,38 @@ use crate::output::Report;
 #[derive(Debug, Serialize)]
 pub struct ServeReport {
     action: &'static str,
-    /// How the session ended: `disconnected` (the VM went) or `stopped` (SIGINT / SIGTERM).
+    /// How the session ended: `disconnected` (every function's VM connection went) or `stopped`
+    /// (SIGINT / SIGTERM).
     outcome: &'static str,
     /// The signal that stopped the server (`interrupt`, `terminate`), or null. It sets the exit
     /// code: 130 / 143 as for every command a signal stops (README "Exit codes").
     signal: Option<Signal>,
+    /// Function 0's socket.
     socket: PathBuf,
     state_dir: PathBuf,
-    /// Interrupts sent to the VM.
+    /// Interrupts sent to the VM, all functions together.
     intx_sent: u64,
     msix_sent: u64,
-    /// The cable the port was plugged into (`--wire`), and what crossed it; null without one.
+    /// Function 0's cable (`--wire`), and what crossed it; null without one.
+    wire: Option<WireReport>,
+    /// Each function served: its number, socket, interrupts and cable.
+    functions: Vec<FunctionReport>,
+}
+
+/// One served function in a [`ServeReport`].
+#[derive(Debug, Serialize)]
+pub struct FunctionReport {
+    /// The PCI function number (= its port).
+    function: u8,
+    socket: PathBuf,
+    /// How its session ended: `disconnected` or `stopped`.
+    outcome: &'static str,
+    intx_sent: u64,
+    msix_sent: u64,
     wire: Option<WireReport>,
 }
 
-/// `--wire`, `--wire-peer`, `--wire-pcap`.
+/// `--wire`, `--wire-peer`, `--wire-pcap` of one port.
 #[derive(Debug, Clone)]
 pub struct WireArgs {
     pub local: PathBuf,
@@ -46,7 +63,7 @@ pub struct WireArgs {
 }
 
 /// The cable in a [`ServeReport`].
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct WireReport {
     socket: PathBuf,
     peer: PathBuf,
@@ -61,94 +78,213 @@ pub struct WireReport {
     link_down_dropped: u64,
 }
 
-/// Serves the adapter in `dir` on `socket` until the client goes or a signal arrives. The caller
-/// holds the adapter's lock.
-pub fn run(global: &GlobalArgs, dir: &Path, socket: &Path, wire: Option<&WireArgs>) -> CliResult<ServeReport> {
+/// Pairs the repeated wire arguments with the functions: the N-th `--wire`, `--wire-peer` and
+/// `--wire-pcap` go to function N. Counts that do not pair up, or a path given twice, are a
+/// usage error (exit 2) naming what to fix.
+pub fn pair_wires(
+    sockets: &[PathBuf],
+    wires: &[PathBuf],
+    peers: &[PathBuf],
+    pcaps: &[PathBuf],
+) -> CliResult<Vec<WireArgs>> {
+    let usage = |message: String| Err(CliError::new(ErrorCode::BadArgument, message));
+    if wires.len() != peers.len() {
+        return usage(format!(
+            "{} --wire but {} --wire-peer: give one --wire-peer per --wire, in the same order",
+            wires.len(),
+            peers.len()
+        ));
+    }
+    if wires.len() > sockets.len() {
+        return usage(format!(
+            "{} --wire for {} --socket: the N-th --wire cables function N, so give at most one per --socket",
+            wires.len(),
+            sockets.len()
+        ));
+    }
+    if pcaps.len() > wires.len() {
+        return usage(format!(
+            "{} --wire-pcap for {} --wire: the N-th --wire-pcap records the N-th --wire",
+            pcaps.len(),
+            wires.len()
+        ));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for path in sockets.iter().chain(wires).chain(pcaps) {
+        if !seen.insert(path) {
+            return usage(format!("{} is given twice: every socket and file needs a path of its own", path.display()));
+        }
+    }
+    Ok(wires
+        .iter()
+        .zip(peers)
+        .enumerate()
+        .map(|(i, (local, peer))| WireArgs { local: local.clone(), peer: peer.clone(), pcap: pcaps.get(i).cloned() })
+        .collect())
+}
+
+/// The prefix of the server's own lines, and of the device's events (`-vv`).
+const SERVE_PREFIX: &str = "ocetool: serve: ";
+const EVENT_PREFIX: &str = "ocetool: emulator event: ";
+/// The same, per function of a card served with several (a card has at most 4 ports, one
+/// function each: GET_PORT_NAME's 4 characters, spec/protocol.md §5.10).
+const SERVE_PREFIXES: [&str; 4] = [
+    "ocetool: serve: function 0: ",
+    "ocetool: serve: function 1: ",
+    "ocetool: serve: function 2: ",
+    "ocetool: serve: function 3: ",
+];
+const EVENT_PREFIXES: [&str; 4] = [
+    "ocetool: emulator event: function 0: ",
+    "ocetool: emulator event: function 1: ",
+    "ocetool: emulator event: function 2: ",
+    "ocetool: emulator event: function 3: ",
+];
+
+/// The prefix of function `number` from `prefixes` (the last one past the end).
+fn function_prefix(prefixes: [&'static str; 4], number: u8) -> &'static str {
+    prefixes[usize::from(number).min(prefixes.len() - 1)]
+}
+
+/// One function being served: its adapter pieces, its sockets and its cable.
+struct Served {
+    number: u8,
+    socket: PathBuf,
+    listening: ServeSocket,
+    adapter: Adapter,
+    cable: Option<DgramCable>,
+    wire: Option<WireArgs>,
+}
+
+/// Serves the adapter in `dir`, function N on `sockets[N]` with its port on `wires[N]` (if
+/// any), until every function's client goes or a signal arrives. The caller holds the adapter's
+/// lock.
+pub fn run(global: &GlobalArgs, dir: &Path, sockets: &[PathBuf], wires: &[WireArgs]) -> CliResult<ServeReport> {
     check_state_dir(dir)?;
-    let firmware = Firmware::open_or_create(dir).map_err(|e| emulator_error(&e))?;
-    let listening = ServeSocket::bind(socket).map_err(|e| bind_error(&e))?;
+    let first = Firmware::open_or_create(dir).map_err(|e| emulator_error(&e))?;
+    let mut firmwares = Vec::with_capacity(sockets.len());
+    for number in 1..sockets.len() {
+        let number = u8::try_from(number).unwrap_or(u8::MAX);
+        let function = first.other_function(number).map_err(|e| {
+            CliError::from_error(ErrorCode::BadArgument, &format!("cannot serve {} sockets", sockets.len()), &e)
+        })?;
+        firmwares.push(function);
+    }
+    firmwares.insert(0, first);
+    let log = Log::stderr(SERVE_PREFIX);
+    let mut served = Vec::with_capacity(sockets.len());
+    for ((number, firmware), socket) in (0u8..).zip(firmwares).zip(sockets) {
+        let listening = ServeSocket::bind(socket).map_err(|e| bind_error(&e))?;
+        let flog = if sockets.len() > 1 { Log::stderr(function_prefix(SERVE_PREFIXES, number)) } else { log.clone() };
+        let adapter = Adapter::new(firmware, &flog);
+        let wire = wires.get(usize::from(number)).cloned();
+        let cable = match &wire {
+            Some(w) => {
+                let cable = DgramCable::bind(&w.local, &w.peer, w.pcap.as_deref()).map_err(|e| {
+                    // A wire socket a live process holds is busy, as a vfio-user socket a live
+                    // server owns is.
+                    let code = match e.kind() {
+                        std::io::ErrorKind::AddrInUse => ErrorCode::DeviceBusy,
+                        _ => ErrorCode::ServeFailed,
+                    };
+                    CliError::from_error(code, &format!("cannot plug the port into {}", w.local.display()), &e)
+                })?;
+                adapter.device.lock().unwrap_or_else(std::sync::PoisonError::into_inner).attach_wire(cable.wire());
+                Some(cable)
+            }
+            None => None,
+        };
+        served.push(Served { number, socket: socket.clone(), listening, adapter, cable, wire });
+    }
     let control_socket = ServeSocket::bind(&control_path(dir)).map_err(|e| bind_error(&e))?;
-    let log = Log::stderr("ocetool: serve: ");
-    let adapter = Adapter::new(firmware, &log);
-    let cable = match wire {
-        Some(w) => {
-            let cable = DgramCable::bind(&w.local, &w.peer, w.pcap.as_deref()).map_err(|e| {
-                // A wire socket a live process holds is busy, as a vfio-user socket a live
-                // server owns is.
-                let code = match e.kind() {
-                    std::io::ErrorKind::AddrInUse => ErrorCode::DeviceBusy,
-                    _ => ErrorCode::ServeFailed,
-                };
-                CliError::from_error(code, &format!("cannot plug the port into {}", w.local.display()), &e)
-            })?;
-            adapter.device.lock().unwrap_or_else(std::sync::PoisonError::into_inner).attach_wire(cable.wire());
-            Some(cable)
-        }
-        None => None,
-    };
-    let mut server = Server::new(adapter.device.clone(), adapter.dma.clone(), adapter.irqs.clone(), log.clone());
-    if global.verbose >= 2 {
-        server = server.with_events(Log::stderr("ocetool: emulator event: "));
-    }
+    let servers: Vec<_> = served
+        .iter()
+        .map(|f| {
+            let a = &f.adapter;
+            let server = Server::new(a.device.clone(), a.dma.clone(), a.irqs.clone(), log.clone());
+            if global.verbose >= 2 {
+                let prefix = if served.len() > 1 { function_prefix(EVENT_PREFIXES, f.number) } else { EVENT_PREFIX };
+                server.with_events(Log::stderr(prefix))
+            } else {
+                server
+            }
+        })
+        .collect();
     if !global.quiet {
-        eprintln!(
-            "ocetool: serving the emulated adapter in {} on {}; attach QEMU with -device \
-         '{{\"driver\":\"vfio-user-pci\",\"socket\":{{\"type\":\"unix\",\"path\":\"{}\"}}}}' \
-         (see `ocetool emulator serve --help`); Ctrl-C stops",
-            dir.display(),
-            socket.display(),
-            socket.display()
-        );
-    }
-    let session_over = AtomicBool::new(false);
-    let stop = || signals::pending().is_some();
-    let over = || stop() || session_over.load(Ordering::SeqCst);
-    let outcome = std::thread::scope(|scope| {
-        let control = scope.spawn(|| control::serve_control(control_socket.listener(), &adapter.device, &over, &log));
-        // Completions held back by a slow fault are written on time even while the guest only
-        // polls its memory.
-        scope.spawn(|| run_clock(&adapter.device, &over));
-        if let Some(cable) = &cable {
-            scope.spawn(|| {
-                if let Err(e) = run_carrier(cable, &adapter.device, &over) {
-                    log.line(&format!("the wire failed, the port carries nothing more: {e}"));
+        for f in &served {
+            eprintln!(
+                "ocetool: serving function {} of the emulated adapter in {} on {}; attach QEMU with -device \
+             '{{\"driver\":\"vfio-user-pci\",\"socket\":{{\"type\":\"unix\",\"path\":\"{}\"}}}}'{} \
+             (see `ocetool emulator serve --help`); Ctrl-C stops",
+                f.number,
+                dir.display(),
+                f.socket.display(),
+                f.socket.display(),
+                match (served.len(), f.number) {
+                    (1, _) => "",
+                    (_, 0) => " as slot function 0 with \"multifunction\":true",
+                    _ => " as the next function of the same slot",
                 }
-            });
+            );
         }
-        let outcome = server.serve_one(listening.listener(), &stop);
-        session_over.store(true, Ordering::SeqCst);
+    }
+    let sessions_over = AtomicBool::new(false);
+    let stop = || signals::pending().is_some();
+    let over = || stop() || sessions_over.load(Ordering::SeqCst);
+    let outcomes = std::thread::scope(|scope| {
+        // Faults are the card's: the control channel reaches them through function 0, and every
+        // other function acts on them at its next look (its clock polls it).
+        let control =
+            scope.spawn(|| control::serve_control(control_socket.listener(), &served[0].adapter.device, &over, &log));
+        let mut sessions = Vec::new();
+        for (f, server) in served.iter().zip(&servers) {
+            // Completions held back by a slow fault are written on time even while the guest
+            // only polls its memory; a POST another function started is followed within a tick.
+            scope.spawn(|| run_clock(&f.adapter.device, &over));
+            if let Some(cable) = &f.cable {
+                let log = &log;
+                scope.spawn(move || {
+                    if let Err(e) = run_carrier(cable, &f.adapter.device, &over) {
+                        log.line(&format!(
+                            "the wire of function {} failed, its port carries nothing more: {e}",
+                            f.number
+                        ));
+                    }
+                });
+            }
+            let stop = &stop;
+            sessions.push(scope.spawn(move || server.serve_one(f.listening.listener(), stop)));
+        }
+        let outcomes: Vec<_> = sessions
+            .into_iter()
+            .map(|s| s.join().unwrap_or_else(|_| Err(std::io::Error::other("the serving thread panicked"))))
+            .collect();
+        sessions_over.store(true, Ordering::SeqCst);
         if let Ok(Err(e)) = control.join() {
             log.line(&format!("the control socket failed: {e}"));
         }
-        outcome
+        outcomes
     });
-    let outcome = outcome
-        .map_err(|e| CliError::new(ErrorCode::ServeFailed, format!("serving on {} failed: {e}", socket.display())))?;
-    let (intx_sent, msix_sent) = adapter.irqs.sent();
-    let outcome = match outcome {
-        Outcome::Disconnected => "disconnected",
-        Outcome::Stopped => "stopped",
-        Outcome::ClientError(why) => {
-            return Err(CliError::new(
-                ErrorCode::ServeFailed,
-                format!(
-                    "the VM broke the vfio-user protocol ({why}); the connection was closed and the adapter's state is saved"
-                ),
-            ));
-        }
-    };
-    // A stop request ended the session as asked: not an error, but the exit code says which.
-    let signal = if outcome == "stopped" { signals::pending() } else { None };
-    signals::clear();
-    Ok(ServeReport {
-        action: "serve",
-        outcome,
-        signal,
-        socket: socket.to_path_buf(),
-        state_dir: dir.to_path_buf(),
-        intx_sent,
-        msix_sent,
-        wire: wire.zip(cable.as_ref()).map(|(w, cable)| {
+    let mut functions = Vec::with_capacity(served.len());
+    for (f, outcome) in served.iter().zip(outcomes) {
+        let outcome = outcome.map_err(|e| {
+            CliError::new(ErrorCode::ServeFailed, format!("serving on {} failed: {e}", f.socket.display()))
+        })?;
+        let outcome = match outcome {
+            Outcome::Disconnected => "disconnected",
+            Outcome::Stopped => "stopped",
+            Outcome::ClientError(why) => {
+                return Err(CliError::new(
+                    ErrorCode::ServeFailed,
+                    format!(
+                        "the VM broke the vfio-user protocol on {} ({why}); the connection was closed and the adapter's state is saved",
+                        f.socket.display()
+                    ),
+                ));
+            }
+        };
+        let (intx_sent, msix_sent) = f.adapter.irqs.sent();
+        let wire = f.wire.as_ref().zip(f.cable.as_ref()).map(|(w, cable)| {
             let CableCounters { sent, received, oversize, link_down_dropped, .. } = cable.counters();
             WireReport {
                 socket: w.local.clone(),
@@ -159,7 +295,30 @@ pub fn run(global: &GlobalArgs, dir: &Path, socket: &Path, wire: Option<&WireArg
                 oversize_dropped: oversize,
                 link_down_dropped,
             }
-        }),
+        });
+        functions.push(FunctionReport {
+            function: f.number,
+            socket: f.socket.clone(),
+            outcome,
+            intx_sent,
+            msix_sent,
+            wire,
+        });
+    }
+    let outcome = if functions.iter().any(|f| f.outcome == "stopped") { "stopped" } else { "disconnected" };
+    // A stop request ended the session as asked: not an error, but the exit code says which.
+    let signal = if outcome == "stopped" { signals::pending() } else { None };
+    signals::clear();
+    Ok(ServeReport {
+        action: "serve",
+        outcome,
+        signal,
+        socket: sockets[0].clone(),
+        state_dir: dir.to_path_buf(),
+        intx_sent: functions.iter().map(|f| f.intx_sent).sum(),
+        msix_sent: functions.iter().map(|f| f.msix_sent).sum(),
+        wire: functions.first().and_then(|f| f.wire.clone()),
+        functions,
     })
 }
 
@@ -186,7 +345,7 @@ impl Report for ServeReport {
             None if self.outcome == "stopped" => "stopped by a signal".to_owned(),
             None => "the VM disconnected".to_owned(),
         };
-        let wire = self.wire.as_ref().map_or(String::new(), |w| {
+        let wire_text = |w: &WireReport| {
             format!(
                 "; on the wire {}: {} frames sent, {} received, {} oversize dropped, {} dropped as the link went down",
                 w.socket.display(),
@@ -195,13 +354,32 @@ impl Report for ServeReport {
                 w.oversize_dropped,
                 w.link_down_dropped
             )
-        });
-        format!(
-            "Served the emulated adapter in {} on {} until {how}; sent {} INTx and {} MSI-X interrupts{wire}\n",
-            self.state_dir.display(),
-            self.socket.display(),
-            self.intx_sent,
-            self.msix_sent
-        )
+        };
+        if self.functions.len() <= 1 {
+            let wire = self.wire.as_ref().map_or(String::new(), wire_text);
+            return format!(
+                "Served the emulated adapter in {} on {} until {how}; sent {} INTx and {} MSI-X interrupts{wire}\n",
+                self.state_dir.display(),
+                self.socket.display(),
+                self.intx_sent,
+                self.msix_sent
+            );
+        }
+        let mut out = format!(
+            "Served {} functions of the emulated adapter in {} until {how}\n",
+            self.functions.len(),
+            self.state_dir.display()
+        );
+        for f in &self.functions {
+            out.push_str(&format!(
+                "  function {} on {}: sent {} INTx and {} MSI-X interrupts{}\n",
+                f.function,
+                f.socket.display(),
+                f.intx_sent,
+                f.msix_sent,
+                f.wire.as_ref().map_or(String::new(), wire_text)
+            ));
+        }
+        out
     }
 }

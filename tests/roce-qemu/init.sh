@@ -65,17 +65,8 @@ else
 fi
 pair dut_after $PP -n 50
 
-# The kernel log: no RDMA or NIC error line, no splat, except what ocrdma logs on every host:
-# the drain WARN_ONCEs of ib_drain_qp (spec/datapath.md §3.3, each with its trace) and the PFC
-# lines of every connection (§4.4); and the kernel's taint notes for the rebuilt ocrdma
-# (ocrdma-fix.sh), which is neither in-tree nor signed.
-ALLOWED='Using VLAN with PFC is recommended|Using VLAN 0 for this connection'
-ALLOWED="$ALLOWED|ocrdma: loading out-of-tree module taints kernel|ocrdma: module verification failed: signature and/or required key missing"
-bad_lines() {
-  dmesg -r | awk '/failed to drain (send|recv) queue/ {skip = 1} !skip {print} skip && /---\[ end trace/ {skip = 0}' |
-    grep -E '^<[0-4]>' | grep -E 'ocrdma|be2net|rxe|ib_|infiniband|virtio|Call Trace|WARNING:|BUG:|Oops' |
-    grep -vE "$ALLOWED"
-}
+# The kernel log (roce.sh says what is allowed).
+bad_lines() { roce_bad_lines; }
 dmesg_check "dmesg-clean-$SIDE"
 barrier end
 finish

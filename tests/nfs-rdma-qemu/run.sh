@@ -2,13 +2,13 @@
 # NFS between two TCG guests (-smp 1, no vIOMMU): A (10.0.0.1) exports a tmpfs with the kernel's
 # NFS server (nfs-kernel-server's exportfs, rpc.mountd, rpc.nfsd; rpcbind), B (10.0.0.2) mounts it
 # with mount.nfs, NFSv3, and writes, then reads back, NFS_MB MiB (default 4) of random data:
-#   --stack ocrdma         NFS over RDMA (proto=rdma, port 20049: xprtrdma on B, svcrdma on A) on
+#   --stack ocrdma (default)  NFS over RDMA (proto=rdma, port 20049: xprtrdma on B, svcrdma on A) on
 #                          ocrdma on be2net on each guest's emulated OCe14000 (served by `ocetool
-#                          emulator serve`, switched to the RoCE profile on the host first, the two
-#                          ports cabled), with Debian's ocrdma rebuilt with its user-PD fix
+#                          emulator serve`, switched to the RoCE profile in the guest by the hook,
+#                          the two ports cabled), with Debian's ocrdma rebuilt with its user-PD fix
 #                          (tests/roce-qemu/ocrdma-fix.sh); rdma_cm over the IPv4-mapped RoCE v1 GID
 #   --stack tcp            NFS over TCP (2049) on be2net on the same emulated adapters
-#   --stack rxe (default)  NFS over RDMA on rdma_rxe over QEMU's virtio-net joined by -netdev
+#   --stack rxe            NFS over RDMA on rdma_rxe over QEMU's virtio-net joined by -netdev
 #                          dgram: the software peer, which proves the recipe and the guests without
 #                          the emulator
 #   --stack tcp-virtio     NFS over TCP on that virtio-net link
@@ -40,12 +40,13 @@
 #   kill-server      (emulated adapters, last) A's `ocetool emulator serve` SIGKILLed under B's
 #                    48 MiB write to a soft mount: the write ends or hangs, `umount -f` (then -l)
 #                    leaves no mount, B's server still serves then, the host stays up
-# Usage: bash tests/nfs-rdma-qemu/run.sh [--stack ocrdma|tcp|rxe|tcp-virtio]   (KEEP_WORK=DIR keeps the logs; NFS_MB;
-# NFS_OCETOOL=PATH serves the adapters with that ocetool instead of a debug build)
+# Usage: bash tests/nfs-rdma-qemu/run.sh [--stack ocrdma|tcp|rxe|tcp-virtio]
+#   KEEP_WORK=DIR keeps the logs and, on the emulated adapters, the wire's pcap; NFS_MB sets the
+#   size; NFS_OCETOOL=PATH serves the adapters with that ocetool instead of a debug build.
 # Ends with "nfs-rdma-qemu: N passed, M failed"; exits non-zero on any failure.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-STACK=rxe
+STACK=ocrdma
 while [ $# -gt 0 ]; do
   case $1 in
     --stack) STACK=${2:-}; shift 2 || { echo "nfs-rdma-qemu: --stack needs ocrdma, tcp, rxe or tcp-virtio"; exit 2; } ;;
@@ -126,10 +127,12 @@ fi
 roce_initramfs "$WORK/nfs.cpio.gz" "$HERE/init.sh" "${MODULE_ARGS[@]}"
 . "$REPO/tests/datapath-qemu/ctl.sh"
 # The guests' requests: kill-a kills A's adapter (its server, SIGKILL) under B's traffic; end-a
-# stops A's guest, its device gone, once B is done (rc 0: it was still running, 1: it had ended).
+# stops A's guest, its device gone, once B is done (rc 0: it was still running, 1: it had
+# ended); end-b stops B, its checks done, whose shutdown the dead mount holds up.
 host_action() {
   case $1 in
     kill-a) kill -KILL "${SERVERS[0]}" ;;
+    end-b) kill "$(cat "$WORK/serial-b.log.pid")" ;;
     end-a)
       local pid
       # B's adapter must still serve now, A's killed under it (it ends with B's QEMU later).
@@ -159,7 +162,8 @@ T0=$(date +%s)
 SERVERS=() B_ALIVE=none
 if [ "$LINK" = oce ]; then
   . "$REPO/tests/roce-qemu/adapters.sh"
-  roce_adapter --factory "$OCETOOL" a b; SERVERS+=("$SERVED_PID"); DEV_A=("${ROCE_DEV[@]}")
+  # A's port records the wire (--wire-pcap), for tshark or tcpdump -r after the run.
+  roce_adapter --factory "$OCETOOL" a b --wire-pcap "$WORK/wire.pcap"; SERVERS+=("$SERVED_PID"); DEV_A=("${ROCE_DEV[@]}")
   roce_adapter --factory "$OCETOOL" b a; SERVERS+=("$SERVED_PID"); DEV_B=("${ROCE_DEV[@]}")
 else
   mapfile -t DEV_A < <(nic a b 1)

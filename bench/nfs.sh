@@ -39,7 +39,8 @@ for stack in $STACKS; do
   tail -1 "$WORK/$stack.log"
   # The figures stand when the data came back whole (the harness's write-read check); the other
   # checks' outcome is printed beside them.
-  failed=$(grep -o 'check [^ ]* failed' "$WORK/$stack.log" | cut -d' ' -f2 | tr '\n' ' ')
+  failed=$(grep -o 'check [^ ]* failed' "$WORK/$stack.log" | cut -d' ' -f2 | tr '\n' ' ' || true)
+  grep -q 'did not finish its checks' "$WORK/$stack.log" && failed="${failed}a guest did not finish"
   STATUS[$stack]="all passed"; [ "$rc" = 0 ] || STATUS[$stack]="failed: ${failed:-rc $rc}"
   if grep -q '^GUEST-CHECK PASS write-read' "$WORK/$stack/checks.log" 2>/dev/null; then
     WRITE[$stack]=$(mbps "$(value "$stack" write_seconds)") READ[$stack]=$(mbps "$(value "$stack" read_seconds)")

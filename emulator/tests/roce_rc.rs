@@ -774,3 +774,42 @@ fn refused_fr_mrs_complete_loc_qp_op_err_then_the_qp_is_silent() {
     pump(&mut a, &mut b);
     assert_eq!(b.cqes()[0].status(), cqe_status::LOC_QP_OP_ERR);
 }
+
+impl End {
+    /// MODIFY_QP to ERR (ocrdma state 6, `ocrdma_qp_state`), as rdma_disconnect and
+    /// ib_drain_qp do.
+    fn modify_to_err(&mut self) {
+        let mut b = [0u8; 88];
+        put(&mut b, 0, self.qp.id.into());
+        put(&mut b, 12, 6 << 5);
+        self.host.ocrdma_modify_qp(&mut self.roce, &b, 1).unwrap();
+    }
+}
+
+#[test]
+fn modify_to_err_flushes_every_held_receive_with_wr_flush_err() {
+    let (_d, mut a, mut b) = pair();
+    for i in 0..3 {
+        b.post_recv(i * 4096, 4096);
+    }
+    let sge = a.sge(0, 64);
+    a.post_send(wqe_opcode::SEND, SIG, TYPE_LKEY, 0, 64, &sge);
+    pump(&mut a, &mut b);
+    let done = b.cqes();
+    assert_eq!((done.len(), done[0].status()), (1, cqe_status::SUCCESS), "one receive used");
+    // One more receive, then the driver moves B's QP to ERR: the three it holds complete
+    // WR_FLUSH_ERR, on its RQ, naming it.
+    b.post_recv(3 * 4096, 4096);
+    b.modify_to_err();
+    let flushed = b.cqes();
+    assert_eq!(flushed.len(), 3);
+    for cqe in &flushed {
+        assert!(!cqe.is_sq());
+        assert_eq!((cqe.qpn(), cqe.status()), (b.qp.id, cqe_status::WR_FLUSH_ERR));
+    }
+    // ERR again flushes nothing more, and A's next SEND finds a silent QP.
+    b.modify_to_err();
+    a.post_send(wqe_opcode::SEND, SIG, TYPE_LKEY, 0, 64, &sge);
+    pump(&mut a, &mut b);
+    assert!(b.cqes().is_empty());
+}

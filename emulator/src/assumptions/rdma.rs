@@ -57,8 +57,14 @@
 //!   flow-label bit, the VLAN with its own. A change of state to INIT or RST resets the SQ/RQ
 //!   producer indices, as ocrdma resets its own (`ocrdma_qp_state_change`, which leaves them
 //!   for a state the QP is already in): rdma_cm's INIT→INIT before RTR (`cma_modify_qp_rtr`)
-//!   keeps the receives posted in INIT. After →ERR the device posts nothing
-//!   for the QP. QUERY_QP answers the block as set; DELETE_QP, QUERY_QP and MODIFY_QP of an
+//!   keeps the receives posted in INIT. **GUESS** (flush): when MODIFY_QP moves an RC QP to
+//!   ERR, the device completes every receive the QP still holds with WR_FLUSH_ERR (5), one RQ
+//!   CQE each, and the CQ's event fires when armed; its send WQEs it leaves to ocrdma, which
+//!   completes them in software when polled (`ocrdma_add_err_cqe`). ocrdma's poll takes flush
+//!   CQEs from the adapter (`ocrdma_poll_err_rcqe`) and, where the driver already flushed an
+//!   entry itself, drops the adapter's; a consumer asleep in `ibv_get_cq_event` (rping's
+//!   completion thread after a disconnect) wakes only for one. After that the device posts
+//!   nothing for the QP. QUERY_QP answers the block as set; DELETE_QP, QUERY_QP and MODIFY_QP of an
 //!   unknown id are ILLEGAL_FIELD. No async QP events are raised.
 //! - **Doorbells on PD pages** (`device::queues::roce`): on page `p` = 1..=15 of the doorbell
 //!   BAR, 0x1C0 is the SQ doorbell (dbid 15:0, count 31:16), 0x100 the RQ doorbell (dbid, count

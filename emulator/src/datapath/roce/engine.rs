@@ -56,6 +56,23 @@ pub(crate) struct RoceEngine {
     origin: Option<Instant>,
 }
 
+/// MODIFY_QP has moved an RC QP to ERR: every receive it still holds (taken by the transport,
+/// or posted and not yet taken) completes with `WR_FLUSH_ERR`, in ring order, and the CQ's event
+/// fires when armed. **GUESS** (assumptions/rdma.rs, "Flush"): ocrdma takes such completions
+/// from the adapter (`ocrdma_poll_err_rcqe`) besides making its own when polled, and a consumer
+/// asleep in `ibv_get_cq_event` (rping's completion thread) wakes only for one from the adapter.
+fn flush_receives(e: &mut EngineQp, view: &QpView, queues: &mut dyn RoceQueues) {
+    let pending = (view.rq_producer + view.rq_entries - e.rq_consumer) % view.rq_entries.max(1);
+    let held = e.rc.recv_queued() as u32 + pending;
+    for _ in 0..held {
+        let cqe = Cqe::rq(0, 0, view.id, 0, cqe_status::WR_FLUSH_ERR, 0);
+        if !queues.post_flush_cqe(view.id, WorkQueue::Rq, &cqe) {
+            break;
+        }
+    }
+    e.rq_consumer = view.rq_producer;
+}
+
 /// The transport's configuration of an RC QP from its MODIFY_QP attributes.
 fn config(view: &QpView, smac: [u8; 6]) -> QpConfig {
     let p = &view.params;
@@ -128,6 +145,9 @@ impl RoceEngine {
                 QpState::Reset | QpState::Init => {}
                 QpState::Err | QpState::Sqe => {
                     if let Some(e) = self.qps.get_mut(&id) {
+                        if view.state == QpState::Err && !matches!(e.seen, QpState::Err) {
+                            flush_receives(e, &view, queues);
+                        }
                         e.rc.set_error();
                         e.seen = view.state;
                     }

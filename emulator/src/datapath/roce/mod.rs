@@ -117,6 +117,10 @@ pub trait RoceQueues {
     /// error) also ends a solicited-only arming. Refused (false) when the QP is gone or in ERR:
     /// ocrdma `BUG()`s on a CQE for a destroyed QP and makes the flush completions itself.
     fn post_cqe(&mut self, qp: u16, queue: WorkQueue, cqe: &Cqe, solicited: bool) -> bool;
+    /// Posts a flush completion (`WR_FLUSH_ERR`) for QP `qp`, which MODIFY_QP has just moved to
+    /// ERR: allowed in ERR, refused when the QP is gone. It ends a solicited-only arming, as
+    /// every error completion does.
+    fn post_flush_cqe(&mut self, qp: u16, queue: WorkQueue, cqe: &Cqe) -> bool;
 }
 
 /// A RoCE transport: told when a QP's rings have new entries. Called with the device borrowed

@@ -220,7 +220,19 @@ impl RoceQueues for Access<'_> {
     }
 
     fn post_cqe(&mut self, qp: u16, queue: WorkQueue, cqe: &Cqe, solicited: bool) -> bool {
-        let Some(qp) = self.resources.rdma.qps.get(qp).filter(|qp| qp.state != QpState::Err) else {
+        self.post(qp, queue, cqe, solicited, false)
+    }
+
+    fn post_flush_cqe(&mut self, qp: u16, queue: WorkQueue, cqe: &Cqe) -> bool {
+        self.post(qp, queue, cqe, true, true)
+    }
+}
+
+impl Access<'_> {
+    /// Posts `cqe` for QP `qp` (see [`RoceQueues::post_cqe`]); `in_err` allows a QP in ERR, for
+    /// the flush completions of its move there.
+    fn post(&mut self, qp: u16, queue: WorkQueue, cqe: &Cqe, solicited: bool, in_err: bool) -> bool {
+        let Some(qp) = self.resources.rdma.qps.get(qp).filter(|qp| in_err || qp.state != QpState::Err) else {
             return false;
         };
         let cq = if queue == WorkQueue::Sq { qp.sq_cq } else { qp.rq_cq };

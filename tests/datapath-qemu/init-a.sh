@@ -21,6 +21,8 @@ barrier default-done
 barrier counters-before
 echo "GUEST-VALUE a_tx_before=$(stat_sum '^txq[0-9]+: tx_pkts$')"
 echo "GUEST-VALUE a_rx_before=$(stat_sum '^rxq[0-9]+: rx_pkts$')"
+# Both sides counted before the first ping leaves: else it may reach B before B counts.
+barrier counters-ready
 $PING -q -c 200 -i 0.01 -w 60 "$PEER" | grep transmitted | sed 's/^/GUEST-VALUE counters_ping=/'
 sleep 1
 barrier counters-after

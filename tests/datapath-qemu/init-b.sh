@@ -17,6 +17,7 @@ barrier default-done
 barrier counters-before
 echo "GUEST-VALUE b_tx_before=$(stat_sum '^txq[0-9]+: tx_pkts$')"
 echo "GUEST-VALUE b_rx_before=$(stat_sum '^rxq[0-9]+: rx_pkts$')"
+barrier counters-ready
 barrier counters-after
 echo "GUEST-VALUE b_tx_after=$(stat_sum '^txq[0-9]+: tx_pkts$')"
 echo "GUEST-VALUE b_rx_after=$(stat_sum '^rxq[0-9]+: rx_pkts$')"

@@ -47,6 +47,12 @@
 #                                        (no intel-iommu, intel_iommu=off): no groups
 #   qemu_vfu_args SOCK [ID]              the QEMU arguments of a vfio-user-pci device at SOCK behind
 #                                        its own root port, one a line (mapfile them)
+#   qemu_vfu_card_args PARENT SOCK...    one card: the N-th socket as function N of one slot, each
+#                                        with "multifunction" on (QEMU sets the header bit only
+#                                        where told, and the guest's kernel reads it per function);
+#                                        PARENT is `root-port` (a PCIe root port, which has ACS) or
+#                                        `pci-bridge` (a PCIe-to-PCI bridge: every function behind
+#                                        it shares one requester ID, so one IOMMU group)
 #   qemu_summary NAME LOG "ID..."        counts GUEST-CHECK lines by ID (a missing or unexpected one
 #                                        fails), fails a guest that never said GUEST-DONE or a QEMU
 #                                        that did not exit 0, prints each failed check with its
@@ -247,6 +253,20 @@ qemu_vfu_args() {
   local id=${2:-vfu0}
   printf '%s\n' -device "pcie-root-port,id=rp-$id,chassis=1,slot=1" -device \
     "{\"driver\":\"vfio-user-pci\",\"id\":\"$id\",\"bus\":\"rp-$id\",\"socket\":{\"type\":\"unix\",\"path\":\"$1\"}}"
+}
+
+qemu_vfu_card_args() {
+  local parent=$1 bus addr n=0 sock
+  shift
+  case $parent in
+    root-port) printf '%s\n' -device "pcie-root-port,id=card-bus,chassis=2,slot=2"; addr=0 ;;
+    pci-bridge) printf '%s\n' -device "pcie-pci-bridge,id=card-bus,bus=pcie.0"; addr=1 ;;
+    *) echo "qemu_vfu_card_args: no parent $parent" >&2; return 2 ;;
+  esac
+  for sock in "$@"; do
+    printf '%s\n' -device "{\"driver\":\"vfio-user-pci\",\"id\":\"card-f$n\",\"bus\":\"card-bus\",\"addr\":\"$addr.$n\",\"multifunction\":true,\"socket\":{\"type\":\"unix\",\"path\":\"$sock\"}}"
+    n=$((n + 1))
+  done
 }
 
 qemu_boot() {

@@ -515,12 +515,15 @@ One card, several functions: repeat --socket to serve the card's NIC functions, 
 socket, all over one card (one flash, one profile state, one POST: a chip reset through function
 0 restarts function 1 too), each with its own queues, MAC and port; the N-th --wire and
 --wire-peer cable function N's port. QEMU attaches them as functions 0 and 1 of one slot, with
-multifunction on function 0 (one device in one IOMMU group under intel-iommu):
+multifunction on each (QEMU sets the header's multi-function bit only where told, and the guest
+reads it per function). Behind a PCIe root port Linux gives each Skyhawk-R function an IOMMU
+group of its own (its ACS quirk for 10df:0720, as on a real card); behind a bridge without ACS
+(pcie-pci-bridge) they share one:
 
   ocetool --device emu:/var/tmp/oce emulator serve --socket /tmp/f0.sock --socket /tmp/f1.sock &
   qemu-system-x86_64 ... -device pcie-root-port,id=rp0,chassis=1,slot=1 \
     -device '{\"driver\":\"vfio-user-pci\",\"bus\":\"rp0\",\"addr\":\"0.0\",\"multifunction\":true,\"socket\":{\"type\":\"unix\",\"path\":\"/tmp/f0.sock\"}}' \
-    -device '{\"driver\":\"vfio-user-pci\",\"bus\":\"rp0\",\"addr\":\"0.1\",\"socket\":{\"type\":\"unix\",\"path\":\"/tmp/f1.sock\"}}'
+    -device '{\"driver\":\"vfio-user-pci\",\"bus\":\"rp0\",\"addr\":\"0.1\",\"multifunction\":true,\"socket\":{\"type\":\"unix\",\"path\":\"/tmp/f1.sock\"}}'
 
 The server ends when every function's VM connection has gone (or at SIGINT/SIGTERM). More
 --wire-peer or --wire-pcap than --wire, more --wire than --socket, the same path twice, or more

@@ -47,5 +47,19 @@
 //! a card opened alone is single-function. QEMU's vfio-pci front end, which vfio-user-pci
 //! shares, overrides that bit (hw/vfio/pci.c, `vfio_pci_config_setup`: "Restore or clear
 //! multifunction, this is always controlled by QEMU"), from the device's `multifunction`
-//! property: a guest sees what QEMU is told (`multifunction=on` on slot function 0), not what
-//! the device says.
+//! property: a guest sees what QEMU is told, not what the device says. Linux reads the bit per
+//! function (`pdev->multifunction`), so every function needs `multifunction=on`: with it on
+//! function 0 alone, function 1 reads as single-function.
+//!
+//! IOMMU groups are the guest kernel's to make, not the device's: the device has no ACS
+//! capability, but Linux's quirk table (drivers/pci/quirks.c, `pci_dev_acs_enabled`: 10df:0720,
+//! "Emulex Skyhawk-R", `pci_quirk_mf_endpoint_acs`) treats Skyhawk-R's functions as isolated,
+//! so behind a PCIe root port each function gets a group of its own, as on a real card in a
+//! server's slot; behind a bridge without ACS (QEMU's pcie-pci-bridge, or a switch without it)
+//! they share the bridge's group. tests/whole-card-qemu/run.sh boots both.
+//!
+//! A chip soft reset another function started, under be2net: be2net finds out only when its
+//! next command times out ("FW not responding"), takes the link down and keeps the port down;
+//! its own recovery stays off, since the model answers SET_FEATURES with ILLEGAL_REQUEST
+//! (queues.rs), and unbinding and binding the function gives the port back. Real firmware that
+//! grants TPE recovery might let be2net recover by itself; that is not modelled.

@@ -1,7 +1,8 @@
 //! Tests of `apply`'s decisions that need no open adapter: who may take a bound function, and
 //! which functions of a card keep a chip reset waiting (on a fake sysfs tree). The job that
-//! writes the "reset postponed" action runs only on an opened PCI function (the emulator has no
-//! sibling functions), so that step itself is exercised on real hardware or in a guest only.
+//! writes the "reset postponed" action runs only on an opened PCI function, so that step itself
+//! runs in a real kernel: tests/whole-card-qemu/run.sh (`apply-postpones`, `apply-activates`)
+//! serves both functions of one emulated card to a guest whose be2net holds one of them.
 
 use oce_pci::PciAddress;
 use oce_pci::fake_sysfs::FakeTree;

@@ -222,8 +222,8 @@ pub fn run(global: &GlobalArgs, dir: &Path, sockets: &[PathBuf], wires: &[WireAr
                 f.socket.display(),
                 match (served.len(), f.number) {
                     (1, _) => "",
-                    (_, 0) => " as slot function 0 with \"multifunction\":true",
-                    _ => " as the next function of the same slot",
+                    (_, 0) => " as slot function 0, \"multifunction\":true",
+                    _ => " as the next function of the same slot, \"multifunction\":true too",
                 }
             );
         }

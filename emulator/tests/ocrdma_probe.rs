@@ -3,17 +3,17 @@
 //! the second MCC queue with its CQ on a RoCE EQ, every MQE completed with its ring index as tag
 //! (unknown verbs too), the RDMA subsystem's commands, and nothing left behind.
 
+mod common;
+
 use oce_testhost as be2net_host;
 
 use be2net_host::driver::Nic;
 use be2net_host::ocrdma::{Roce, ocrdma_request};
 use be2net_host::{Host, HostError};
+use common::roce::switch_to_roce;
 use oce_emulator::Event;
-use oce_mailbox::commands::{
-    AllocPd, AllocPdRange, DeallocPd, DeallocPdRange, GetActiveProfile, GetProfileList, SetActiveProfile,
-};
+use oce_mailbox::commands::{AllocPd, AllocPdRange, DeallocPd, DeallocPdRange};
 use oce_mailbox::header::Subsystem;
-use oce_mailbox::regs::Semaphore;
 use oce_mailbox::status::{AdditionalStatus, BaseStatus};
 
 /// A RoCE adapter (RoCE-2 active after a power cycle), probed by be2net with `nic_eqs` EQs on
@@ -21,13 +21,7 @@ use oce_mailbox::status::{AdditionalStatus, BaseStatus};
 fn probed(nic_eqs: u16, roce_eqs: usize) -> (tempfile::TempDir, Host, Nic, Roce) {
     let dir = tempfile::tempdir().unwrap();
     let mut host = Host::new(&dir.path().join("emu"));
-    let list = host.mbox(&GetProfileList::default()).unwrap();
-    let roce = list.entries.iter().find(|e| e.description.starts_with("RoCE-2")).unwrap().id;
-    host.mbox(&SetActiveProfile::new(roce)).unwrap();
-    host.dev.power_cycle().unwrap();
-    let ready = (0..16).any(|_| Semaphore(host.config32(Semaphore::OFFSET)).is_ready());
-    assert!(ready, "POST ends");
-    assert_eq!(host.mbox(&GetActiveProfile).unwrap().active, u16::from(roce));
+    switch_to_roce(&mut host);
     let nic = host.probe(nic_eqs).unwrap();
     assert_eq!(nic.function_mode, 0x6, "be2net sees RDMA");
     let roce = host.ocrdma_add(roce_eqs).unwrap();

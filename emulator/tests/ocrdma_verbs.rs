@@ -7,44 +7,31 @@
 
 use std::sync::{Arc, Mutex};
 
+mod common;
+
 use oce_testhost as be2net_host;
 
 use be2net_host::ocrdma::Roce;
 use be2net_host::ocrdma_verbs::{DB_CQ, DB_RQ, DB_SQ, HostQp};
 use be2net_host::{Host, HostError};
+use common::roce::{
+    V_ACK_TO, V_AV, V_DEST_QPN, V_IRD, V_ORD, V_PKEY, V_PMTU, V_QKEY, V_RETRY, V_RNR_RETRY, V_RNR_TIMER, V_RQ_PSN,
+    V_SQ_PSN, V_STATE, gid, put, read_cqe, switch_to_roce, to_state,
+};
 use oce_emulator::datapath::roce::{RoceQueues, RoceTransport, WorkQueue};
 use oce_emulator::{Event, QueueKind, QueueMiss};
-use oce_mailbox::commands::{GetActiveProfile, GetProfileList, SetActiveProfile};
 use oce_mailbox::doorbells::{CqDoorbell, RoceRqDoorbell, RoceSqDoorbell};
 use oce_mailbox::entries::{Cqe, cqe_status};
-use oce_mailbox::regs::Semaphore;
 use oce_mailbox::status::{AdditionalStatus, BaseStatus};
 
 /// A RoCE adapter probed by be2net and ocrdma.
 fn probed() -> (tempfile::TempDir, Host, Roce) {
     let dir = tempfile::tempdir().unwrap();
     let mut host = Host::new(&dir.path().join("emu"));
-    let list = host.mbox(&GetProfileList::default()).unwrap();
-    let roce = list.entries.iter().find(|e| e.description.starts_with("RoCE-2")).unwrap().id;
-    host.mbox(&SetActiveProfile::new(roce)).unwrap();
-    host.dev.power_cycle().unwrap();
-    assert!((0..16).any(|_| Semaphore(host.config32(Semaphore::OFFSET)).is_ready()));
-    assert_eq!(host.mbox(&GetActiveProfile).unwrap().active, u16::from(roce));
+    switch_to_roce(&mut host);
     host.probe(1).unwrap();
     let roce = host.ocrdma_add(1).unwrap();
     (dir, host, roce)
-}
-
-fn put(block: &mut [u8; 88], at: usize, v: u32) {
-    block[at..at + 4].copy_from_slice(&v.to_le_bytes());
-}
-
-/// The link-local RoCE v1 GID of `mac` (fe80::EUI-64).
-fn gid(mac: [u8; 6]) -> [u8; 16] {
-    let mut g = [0u8; 16];
-    g[..2].copy_from_slice(&[0xfe, 0x80]);
-    g[8..].copy_from_slice(&[mac[0] ^ 2, mac[1], mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5]]);
-    g
 }
 
 fn status(r: Result<impl std::fmt::Debug, HostError>) -> (BaseStatus, AdditionalStatus) {
@@ -55,30 +42,6 @@ fn status(r: Result<impl std::fmt::Debug, HostError>) -> (BaseStatus, Additional
 }
 
 const ILLEGAL_FIELD: (BaseStatus, AdditionalStatus) = (BaseStatus::IllegalField, AdditionalStatus::None);
-
-/// MODIFY_QP's valid bits (`OCRDMA_QP_PARA_*_VALID`).
-const V_STATE: u32 = 1;
-const V_PKEY: u32 = 1 << 2;
-const V_QKEY: u32 = 1 << 3;
-const V_PMTU: u32 = 1 << 4;
-const V_ACK_TO: u32 = 1 << 5;
-const V_RETRY: u32 = 1 << 6;
-const V_RNR_RETRY: u32 = 1 << 7;
-const V_RQ_PSN: u32 = 1 << 8;
-const V_IRD: u32 = 1 << 9;
-const V_ORD: u32 = 1 << 10;
-const V_RNR_TIMER: u32 = 1 << 11;
-const V_SQ_PSN: u32 = 1 << 12;
-const V_DEST_QPN: u32 = 1 << 13;
-const V_AV: u32 = 1 << 21;
-
-/// A MODIFY_QP block moving QP `id` to state `state` (bits 7:5 of dword 3).
-fn to_state(id: u16, state: u32) -> [u8; 88] {
-    let mut b = [0u8; 88];
-    put(&mut b, 0, id.into());
-    put(&mut b, 12, state << 5);
-    b
-}
 
 #[test]
 fn ib_mad_opens_port_1_cq_v3_gsi_qp_to_rts() {
@@ -115,8 +78,7 @@ fn ib_mad_opens_port_1_cq_v3_gsi_qp_to_rts() {
     host.pd_doorbell(pd, DB_SQ, RoceSqDoorbell::new(qp.sq_dbid, 1).0);
     let events = host.dev.firmware().events();
     assert!(!events.iter().any(|e| matches!(e, Event::RoceNotModelled { .. })), "{events:?}");
-    let raw = host.mem.peek(cq_ring.pages[0], 16);
-    let cqe = Cqe(std::array::from_fn(|i| u32::from_le_bytes(raw[4 * i..4 * i + 4].try_into().unwrap())));
+    let cqe = read_cqe(&host, cq_ring.pages[0]);
     assert!(cqe.is_valid() && cqe.is_sq());
     assert_eq!((cqe.qpn(), cqe.wqe_index(), cqe.status()), (1, 0, cqe_status::LOC_QP_OP_ERR));
     assert!(host.dev.queue_misses().is_empty(), "{:?}", host.dev.queue_misses());

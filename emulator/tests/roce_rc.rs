@@ -3,224 +3,18 @@
 //! memory region, an RC QP to RTS), moving data with SEND/RECV, RDMA WRITE and READ as RoCE v1
 //! frames; the error paths of spec/datapath.md §2.3 and §3.2 (one error CQE, then silence).
 
+mod common;
+
 use oce_testhost as be2net_host;
 
-use be2net_host::ocrdma::Roce;
-use be2net_host::ocrdma_verbs::{DB_CQ, DB_RQ, DB_SQ, HostQp};
-use be2net_host::{Host, HostRing};
-use oce_emulator::datapath::{CablePort, cable};
+use be2net_host::ocrdma_verbs::{DB_RQ, DB_SQ};
+use common::roce::{
+    ACCESS_ALL, BUF_LEN, End, PSN_A, PSN_B, Recorder, V_STATE, VA, end, gid, pair, pump, sge_bytes, to_state,
+};
+use oce_emulator::datapath::cable;
 use oce_emulator::{QueueKind, QueueMiss};
-use oce_mailbox::commands::{GetActiveProfile, GetProfileList, SetActiveProfile};
-use oce_mailbox::doorbells::{CqDoorbell, RoceRqDoorbell, RoceSqDoorbell};
-use oce_mailbox::entries::{Cqe, Rqe, Sge, TYPE_LKEY, WqeHeader, cqe_status, wqe_flag, wqe_opcode};
-use oce_mailbox::regs::Semaphore;
-use oce_mailbox::wire::{Wire, Writer};
-
-/// Bytes of each side's registered buffer.
-const BUF_LEN: usize = 256 * 1024;
-/// The buffer's user virtual address (libocrdma registers user memory by its VA).
-const VA: u64 = 0x7f00_0000_0000;
-/// REGISTER_NSMR access bits: remote write 27, remote read 28, local write 29.
-const ACCESS_ALL: u32 = (1 << 27) | (1 << 28) | (1 << 29);
-/// The PSNs each side starts from.
-const PSN_A: u32 = 0x1234;
-const PSN_B: u32 = 0xABCDE;
-
-/// One adapter and what libocrdma built on it.
-struct End {
-    host: Host,
-    roce: Roce,
-    port: CablePort,
-    mac: [u8; 6],
-    pd: u16,
-    cq: u16,
-    cq_ring: HostRing,
-    cq_tail: u32,
-    qp: HostQp,
-    key: u32,
-    buf: u64,
-    sq_head: u32,
-    rq_head: u32,
-}
-
-fn put(block: &mut [u8; 88], at: usize, v: u32) {
-    block[at..at + 4].copy_from_slice(&v.to_le_bytes());
-}
-
-/// The link-local RoCE v1 GID of `mac` (fe80::EUI-64).
-fn gid(mac: [u8; 6]) -> [u8; 16] {
-    let mut g = [0u8; 16];
-    g[..2].copy_from_slice(&[0xfe, 0x80]);
-    g[8..].copy_from_slice(&[mac[0] ^ 2, mac[1], mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5]]);
-    g
-}
-
-/// A RoCE adapter probed by be2net and ocrdma, with a user CQ, a region and an RC QP.
-fn end(dir: &std::path::Path, seed: u64, port: CablePort) -> End {
-    let mut host = Host::with_seed(dir, seed);
-    let list = host.mbox(&GetProfileList::default()).unwrap();
-    let profile = list.entries.iter().find(|e| e.description.starts_with("RoCE-2")).unwrap().id;
-    host.mbox(&SetActiveProfile::new(profile)).unwrap();
-    host.dev.power_cycle().unwrap();
-    assert!((0..16).any(|_| Semaphore(host.config32(Semaphore::OFFSET)).is_ready()));
-    assert_eq!(host.mbox(&GetActiveProfile).unwrap().active, u16::from(profile));
-    let mac = host.probe(1).unwrap().mac;
-    let mut roce = host.ocrdma_add(1).unwrap();
-    host.dev.attach_wire(port.wire());
-    let pd = roce.pd_range.unwrap().first.pd_id + 1;
-    let (cq, cq_ring) = host.ocrdma_create_cq(&mut roce, pd).unwrap();
-    let buf = host.mem.alloc(BUF_LEN);
-    let pages: Vec<u64> = (0..(BUF_LEN / 4096) as u64).map(|i| buf + i * 4096).collect();
-    let (key, _) = host.ocrdma_reg_mr(&mut roce, pd, &pages, VA, BUF_LEN as u64, ACCESS_ALL).unwrap();
-    let qp = host.ocrdma_create_qp(&mut roce, 2, pd, cq, (15, 63), (1 << 3) | (1 << 4)).unwrap();
-    End { host, roce, port, mac, pd, cq, cq_ring, cq_tail: 0, qp, key, buf, sq_head: 0, rq_head: 0 }
-}
-
-impl End {
-    /// INIT → RTR (the peer's QP, MAC and GID, MTU 1024) → RTS, as ocrdma_mbx_modify_qp fills it.
-    fn connect(&mut self, peer_qp: u16, peer_mac: [u8; 6], (sq_psn, rq_psn): (u32, u32)) {
-        self.connect_with(peer_qp, peer_mac, (sq_psn, rq_psn), None, (0, 7));
-    }
-
-    /// [`End::connect`], with PFC's priority tag when `sl` is given: VLAN 0 enabled and the SL
-    /// in the AV, as ocrdma_set_av_params does with `pfc_state` (spec/datapath.md §4.4); and
-    /// the ACK timeout code and retry count.
-    fn connect_with(
-        &mut self,
-        peer_qp: u16,
-        peer_mac: [u8; 6],
-        (sq_psn, rq_psn): (u32, u32),
-        sl: Option<u8>,
-        (timeout, retry): (u32, u32),
-    ) {
-        let id = self.qp.id;
-        let to_state = |state: u32| {
-            let mut b = [0u8; 88];
-            put(&mut b, 0, id.into());
-            put(&mut b, 12, state << 5);
-            b
-        };
-        self.host.ocrdma_modify_qp(&mut self.roce, &to_state(1), 1 | (1 << 2)).unwrap();
-        let mut rtr = to_state(2);
-        put(&mut rtr, 16, (1 << 16) | 1);
-        put(&mut rtr, 24, (1 << 24) | rq_psn);
-        put(&mut rtr, 32, peer_qp.into());
-        put(&mut rtr, 36, 1024 << 18);
-        put(&mut rtr, 40, 12 << 27);
-        rtr[44..60].copy_from_slice(&gid(self.mac));
-        rtr[60..76].copy_from_slice(&gid(peer_mac));
-        rtr[76..82].copy_from_slice(&peer_mac);
-        let mut rtr_valid = 1 | (1 << 21) | (1 << 13) | (1 << 4) | (1 << 11) | (1 << 8) | (1 << 9);
-        if let Some(sl) = sl {
-            put(&mut rtr, 40, (12 << 27) | (u32::from(sl) << 20));
-            rtr_valid |= 1 << 26; // VLAN_EN, VLAN id 0 @82
-        }
-        self.host.ocrdma_modify_qp(&mut self.roce, &rtr, rtr_valid).unwrap();
-        // By default timeout 0 (no retransmit timer: the tests run in no time), retry 7; RNR
-        // retry 7, ORD 1.
-        let mut rts = to_state(3);
-        put(&mut rts, 16, (1 << 16) | 1);
-        put(&mut rts, 28, sq_psn);
-        // `ackto_rnr_rtc_dest_qpn`: ACK timeout 31:27, RNR retry 26:24; `rnt_rc_sl_fl`: retry
-        // count 26:24 (ocrdma_sli.h).
-        put(&mut rts, 32, (timeout << 27) | (7 << 24));
-        put(&mut rts, 40, retry << 24);
-        let rts_valid = 1 | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 12) | (1 << 10);
-        self.host.ocrdma_modify_qp(&mut self.roce, &rts, rts_valid).unwrap();
-    }
-
-    /// Posts one SQ WQE (`ocrdma_post_send`): header, then `body` (remote SGE, SGEs or inline).
-    fn post_send(&mut self, op: u8, flags: u16, wqe_type: u8, dword2: u32, total_len: u32, body: &[u8]) -> u32 {
-        let mut wqe = vec![0u8; 16 + body.len()];
-        let mut hdr = WqeHeader::new(op, flags, wqe_type, wqe.len());
-        hdr.dword2 = dword2;
-        hdr.total_len = total_len;
-        hdr.encode(&mut Writer::new(&mut wqe[..16])).unwrap();
-        wqe[16..].copy_from_slice(body);
-        let index = self.sq_head;
-        self.host.mem.poke(self.qp.sq.0 + u64::from(index) * 256, &wqe);
-        self.sq_head = (index + 1) % self.qp.sq_entries;
-        self.host.pd_doorbell(self.pd, DB_SQ, RoceSqDoorbell::new(self.qp.sq_dbid, 1).0);
-        index
-    }
-
-    /// A local SGE over `len` bytes at `offset` in the buffer.
-    fn sge(&self, offset: u64, len: u32) -> Vec<u8> {
-        sge_bytes(VA + offset, self.key, len)
-    }
-
-    /// Posts one RQE over `len` bytes at `offset` in the buffer (`ocrdma_post_recv`).
-    fn post_recv(&mut self, offset: u64, len: u32) {
-        let rqe = Rqe::new(0, vec![Sge { addr: VA + offset, lrkey: self.key, len }]);
-        let mut raw = vec![0u8; 32];
-        rqe.encode(&mut Writer::new(&mut raw)).unwrap();
-        self.host.mem.poke(self.qp.rq.0 + u64::from(self.rq_head) * 128, &raw);
-        self.rq_head = (self.rq_head + 1) % self.qp.rq_entries;
-        self.host.pd_doorbell(self.pd, DB_RQ, RoceRqDoorbell::new(self.qp.rq_dbid, 1).0);
-    }
-
-    /// The valid CQEs since the last call, cleared as ocrdma clears them, and popped.
-    fn cqes(&mut self) -> Vec<Cqe> {
-        let mut out = Vec::new();
-        loop {
-            let at = self.cq_ring.entry(self.cq_tail);
-            let raw = self.host.mem.peek(at, 16);
-            let cqe = Cqe(std::array::from_fn(|i| u32::from_le_bytes(raw[4 * i..4 * i + 4].try_into().unwrap())));
-            if !cqe.is_valid() {
-                break;
-            }
-            self.host.mem.poke(at, &[0u8; 16]);
-            self.cq_tail += 1;
-            out.push(cqe);
-        }
-        if !out.is_empty() {
-            self.host.pd_doorbell(self.pd, DB_CQ, CqDoorbell::new(self.cq, false, out.len() as u16).0);
-        }
-        out
-    }
-
-    fn fill(&self, offset: u64, data: &[u8]) {
-        self.host.mem.poke(self.buf + offset, data);
-    }
-
-    fn read(&self, offset: u64, len: usize) -> Vec<u8> {
-        self.host.mem.peek(self.buf + offset, len)
-    }
-}
-
-fn sge_bytes(addr: u64, key: u32, len: u32) -> Vec<u8> {
-    let mut raw = vec![0u8; 16];
-    Sge { addr, lrkey: key, len }.encode(&mut Writer::new(&mut raw)).unwrap();
-    raw
-}
-
-/// Two connected adapters.
-fn pair() -> (tempfile::TempDir, End, End) {
-    let dir = tempfile::tempdir().unwrap();
-    let (pa, pb) = cable(64);
-    let mut a = end(&dir.path().join("a"), 0x0A00_0000_0000, pa);
-    let mut b = end(&dir.path().join("b"), 0x0B00_0000_0000, pb);
-    assert_ne!(a.mac, b.mac);
-    let (qa, qb, ma, mb) = (a.qp.id, b.qp.id, a.mac, b.mac);
-    a.connect(qb, mb, (PSN_A, PSN_B));
-    b.connect(qa, ma, (PSN_B, PSN_A));
-    (dir, a, b)
-}
-
-/// Carries frames both ways until none moves; returns the frames carried.
-fn pump(a: &mut End, b: &mut End) -> usize {
-    let mut carried = 0;
-    for _ in 0..100_000 {
-        let moved = a.port.deliver(&mut a.host.dev) + b.port.deliver(&mut b.host.dev);
-        a.host.dev.poll();
-        b.host.dev.poll();
-        carried += moved;
-        if moved == 0 && a.port.pending() == 0 && b.port.pending() == 0 {
-            return carried;
-        }
-    }
-    panic!("the pair never settled");
-}
+use oce_mailbox::doorbells::{RoceRqDoorbell, RoceSqDoorbell};
+use oce_mailbox::entries::{Cqe, TYPE_LKEY, cqe_status, wqe_flag, wqe_opcode};
 
 fn pattern(len: usize, seed: u8) -> Vec<u8> {
     (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
@@ -389,19 +183,6 @@ fn delete_qp_under_traffic_posts_nothing_for_the_deleted_qp() {
     }
 }
 
-/// A wire that keeps what the port sends.
-#[derive(Debug, Clone, Default)]
-struct Recorder(std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>>);
-
-impl oce_emulator::datapath::Wire for Recorder {
-    fn send(&mut self, frame: &[u8]) {
-        self.0.lock().unwrap().push(frame.to_vec());
-    }
-    fn ready(&self) -> bool {
-        true
-    }
-}
-
 #[test]
 fn with_pfc_frames_are_priority_tagged_and_still_reach_the_qp() {
     let dir = tempfile::tempdir().unwrap();
@@ -490,21 +271,13 @@ fn when_the_peer_qp_vanishes_poll_retransmits_then_completes_retry_exc_err_once(
 
 // Fast registration and invalidation (FRWR), as xprtrdma and svcrdma use them through ocrdma.
 
+use be2net_host::Host;
 use be2net_host::ocrdma_frwr::{FR_LOCAL_WR, FR_REMOTE_RD, FR_REMOTE_WR, FrMr, ocrdma_local_inv};
 
 /// The XID xprtrdma puts into the upper half of every FRWR iova (frwr_ops.c `frwr_map`).
 const XID: u64 = 0x5EED;
 
 impl End {
-    /// Posts a WQE built elsewhere (FR_MR, LKEY_INV) as `ocrdma_post_send` does.
-    fn post_raw(&mut self, wqe: &[u8]) -> u32 {
-        let index = self.sq_head;
-        self.host.mem.poke(self.qp.sq.0 + u64::from(index) * 256, wqe);
-        self.sq_head = (index + 1) % self.qp.sq_entries;
-        self.host.pd_doorbell(self.pd, DB_SQ, RoceSqDoorbell::new(self.qp.sq_dbid, 1).0);
-        index
-    }
-
     /// `count` fresh 4 KiB pages, listed out of address order (the last one first), as a
     /// scatterlist's pages may be.
     fn scattered_pages(&mut self, count: usize) -> Vec<u64> {
@@ -779,10 +552,8 @@ impl End {
     /// MODIFY_QP to ERR (ocrdma state 6, `ocrdma_qp_state`), as rdma_disconnect and
     /// ib_drain_qp do.
     fn modify_to_err(&mut self) {
-        let mut b = [0u8; 88];
-        put(&mut b, 0, self.qp.id.into());
-        put(&mut b, 12, 6 << 5);
-        self.host.ocrdma_modify_qp(&mut self.roce, &b, 1).unwrap();
+        let id = self.qp.id;
+        self.host.ocrdma_modify_qp(&mut self.roce, &to_state(id, 6), V_STATE).unwrap();
     }
 }
 

@@ -1,26 +1,16 @@
 //! GET_RDMA_STATS after real RoCE traffic: two adapters on the in-process cable, each driven by
-//! the ocrdma-like host (a user CQ, a region, an RC QP to RTS, as in `roce_rc.rs`); the test
+//! the ocrdma-like host (a user CQ, a region, an RC QP to RTS, as `common::roce` builds them); the test
 //! carries every frame itself, tallies what it saw on the wire by BTH opcode (IBTA vol 1 §9.2,
 //! Table 38), and compares with the counters each adapter reports, and with what ocrdma would
 //! show as PMA counters (`ocrdma_sysfs_xmit_pkts` and friends in ocrdma_stats.c).
 
-use oce_testhost as be2net_host;
+mod common;
 
-use be2net_host::ocrdma::Roce;
-use be2net_host::ocrdma_verbs::{DB_RQ, DB_SQ, HostQp};
-use be2net_host::{Host, HostRing};
-use oce_emulator::datapath::{CablePort, cable};
-use oce_mailbox::commands::{GetActiveProfile, GetProfileList, GetRdmaStats, RdmaStats, SetActiveProfile};
-use oce_mailbox::doorbells::{RoceRqDoorbell, RoceSqDoorbell};
-use oce_mailbox::entries::{Cqe, Rqe, Sge, TYPE_LKEY, WqeHeader, cqe_status, wqe_flag, wqe_opcode};
-use oce_mailbox::regs::Semaphore;
-use oce_mailbox::wire::{Wire, Writer};
+use common::roce::{End, VA, pair_with_buffer, read_cqe, sge_bytes};
+use oce_mailbox::commands::{GetRdmaStats, RdmaStats};
+use oce_mailbox::entries::{TYPE_LKEY, cqe_status, wqe_flag, wqe_opcode};
 use oce_roce::packet::Packet;
 
-const BUF_LEN: usize = 64 * 1024;
-const VA: u64 = 0x7f00_0000_0000;
-/// REGISTER_NSMR access bits: remote write 27, remote read 28, local write 29.
-const ACCESS_ALL: u32 = (1 << 27) | (1 << 28) | (1 << 29);
 /// The RoCE v1 frame: a 14-byte Ethernet header (no tag here), the 40-byte GRH, then the BTH
 /// whose first byte is the opcode (IBTA vol 1 §9.2).
 const ETH_LEN: usize = 14;
@@ -30,115 +20,13 @@ const OPCODE_AT: usize = 14 + 40;
 const SYNDROME_AT: usize = 14 + 40 + 12;
 const NAK_REMOTE_ACCESS: u8 = 0x62;
 
-struct End {
-    host: Host,
-    roce: Roce,
-    port: CablePort,
-    mac: [u8; 6],
-    pd: u16,
-    cq_ring: HostRing,
-    cq_tail: u32,
-    qp: HostQp,
-    key: u32,
-    sq_head: u32,
-    rq_head: u32,
-}
-
-fn put(block: &mut [u8; 88], at: usize, v: u32) {
-    block[at..at + 4].copy_from_slice(&v.to_le_bytes());
-}
-
-fn gid(mac: [u8; 6]) -> [u8; 16] {
-    let mut g = [0u8; 16];
-    g[..2].copy_from_slice(&[0xfe, 0x80]);
-    g[8..].copy_from_slice(&[mac[0] ^ 2, mac[1], mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5]]);
-    g
-}
-
-fn end(dir: &std::path::Path, seed: u64, port: CablePort) -> End {
-    let mut host = Host::with_seed(dir, seed);
-    let list = host.mbox(&GetProfileList::default()).unwrap();
-    let profile = list.entries.iter().find(|e| e.description.starts_with("RoCE-2")).unwrap().id;
-    host.mbox(&SetActiveProfile::new(profile)).unwrap();
-    host.dev.power_cycle().unwrap();
-    assert!((0..16).any(|_| Semaphore(host.config32(Semaphore::OFFSET)).is_ready()));
-    assert_eq!(host.mbox(&GetActiveProfile).unwrap().active, u16::from(profile));
-    let mac = host.probe(1).unwrap().mac;
-    let mut roce = host.ocrdma_add(1).unwrap();
-    host.dev.attach_wire(port.wire());
-    let pd = roce.pd_range.unwrap().first.pd_id + 1;
-    let (cq, cq_ring) = host.ocrdma_create_cq(&mut roce, pd).unwrap();
-    let buf = host.mem.alloc(BUF_LEN);
-    let pages: Vec<u64> = (0..(BUF_LEN / 4096) as u64).map(|i| buf + i * 4096).collect();
-    let (key, _) = host.ocrdma_reg_mr(&mut roce, pd, &pages, VA, BUF_LEN as u64, ACCESS_ALL).unwrap();
-    let qp = host.ocrdma_create_qp(&mut roce, 2, pd, cq, (15, 63), (1 << 3) | (1 << 4)).unwrap();
-    End { host, roce, port, mac, pd, cq_ring, cq_tail: 0, qp, key, sq_head: 0, rq_head: 0 }
-}
-
 impl End {
-    /// INIT → RTR (MTU 1024, the peer's QP, MAC and GID) → RTS, as ocrdma_mbx_modify_qp fills
-    /// the parameter block (ocrdma_sli.h `ocrdma_qp_params`).
-    fn connect(&mut self, peer_qp: u16, peer_mac: [u8; 6], (sq_psn, rq_psn): (u32, u32)) {
-        let id = self.qp.id;
-        let to_state = |state: u32| {
-            let mut b = [0u8; 88];
-            put(&mut b, 0, id.into());
-            put(&mut b, 12, state << 5);
-            b
-        };
-        self.host.ocrdma_modify_qp(&mut self.roce, &to_state(1), 1 | (1 << 2)).unwrap();
-        let mut rtr = to_state(2);
-        put(&mut rtr, 16, (1 << 16) | 1);
-        put(&mut rtr, 24, (1 << 24) | rq_psn);
-        put(&mut rtr, 32, peer_qp.into());
-        put(&mut rtr, 36, 1024 << 18);
-        put(&mut rtr, 40, 12 << 27);
-        rtr[44..60].copy_from_slice(&gid(self.mac));
-        rtr[60..76].copy_from_slice(&gid(peer_mac));
-        rtr[76..82].copy_from_slice(&peer_mac);
-        let rtr_valid = 1 | (1 << 21) | (1 << 13) | (1 << 4) | (1 << 11) | (1 << 8) | (1 << 9);
-        self.host.ocrdma_modify_qp(&mut self.roce, &rtr, rtr_valid).unwrap();
-        let mut rts = to_state(3);
-        put(&mut rts, 16, (1 << 16) | 1);
-        put(&mut rts, 28, sq_psn);
-        put(&mut rts, 32, 7 << 24);
-        put(&mut rts, 40, 7 << 24);
-        let rts_valid = 1 | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 12) | (1 << 10);
-        self.host.ocrdma_modify_qp(&mut self.roce, &rts, rts_valid).unwrap();
-    }
-
-    fn post_send(&mut self, op: u8, flags: u16, wqe_type: u8, dword2: u32, total_len: u32, body: &[u8]) {
-        let mut wqe = vec![0u8; 16 + body.len()];
-        let mut hdr = WqeHeader::new(op, flags, wqe_type, wqe.len());
-        hdr.dword2 = dword2;
-        hdr.total_len = total_len;
-        hdr.encode(&mut Writer::new(&mut wqe[..16])).unwrap();
-        wqe[16..].copy_from_slice(body);
-        self.host.mem.poke(self.qp.sq.0 + u64::from(self.sq_head) * 256, &wqe);
-        self.sq_head = (self.sq_head + 1) % self.qp.sq_entries;
-        self.host.pd_doorbell(self.pd, DB_SQ, RoceSqDoorbell::new(self.qp.sq_dbid, 1).0);
-    }
-
-    fn sge(&self, offset: u64, len: u32) -> Vec<u8> {
-        sge_bytes(VA + offset, self.key, len)
-    }
-
-    fn post_recv(&mut self, offset: u64, len: u32) {
-        let rqe = Rqe::new(0, vec![Sge { addr: VA + offset, lrkey: self.key, len }]);
-        let mut raw = vec![0u8; 32];
-        rqe.encode(&mut Writer::new(&mut raw)).unwrap();
-        self.host.mem.poke(self.qp.rq.0 + u64::from(self.rq_head) * 128, &raw);
-        self.rq_head = (self.rq_head + 1) % self.qp.rq_entries;
-        self.host.pd_doorbell(self.pd, DB_RQ, RoceRqDoorbell::new(self.qp.rq_dbid, 1).0);
-    }
-
     /// The status of each valid CQE since the last call (the ring is not handed back: the
     /// tests post far fewer than it holds).
     fn statuses(&mut self) -> Vec<u8> {
         let mut out = Vec::new();
         loop {
-            let raw = self.host.mem.peek(self.cq_ring.entry(self.cq_tail), 16);
-            let cqe = Cqe(std::array::from_fn(|i| u32::from_le_bytes(raw[4 * i..4 * i + 4].try_into().unwrap())));
+            let cqe = read_cqe(&self.host, self.cq_ring.entry(self.cq_tail));
             if !cqe.is_valid() {
                 return out;
             }
@@ -152,21 +40,9 @@ impl End {
     }
 }
 
-fn sge_bytes(addr: u64, key: u32, len: u32) -> Vec<u8> {
-    let mut raw = vec![0u8; 16];
-    Sge { addr, lrkey: key, len }.encode(&mut Writer::new(&mut raw)).unwrap();
-    raw
-}
-
+/// Two connected adapters, each with a 64 KiB buffer.
 fn pair() -> (tempfile::TempDir, End, End) {
-    let dir = tempfile::tempdir().unwrap();
-    let (pa, pb) = cable(64);
-    let mut a = end(&dir.path().join("a"), 0x0A00_0000_0000, pa);
-    let mut b = end(&dir.path().join("b"), 0x0B00_0000_0000, pb);
-    let (qa, qb, ma, mb) = (a.qp.id, b.qp.id, a.mac, b.mac);
-    a.connect(qb, mb, (0x1234, 0xABCDE));
-    b.connect(qa, ma, (0xABCDE, 0x1234));
-    (dir, a, b)
+    pair_with_buffer(64 * 1024)
 }
 
 /// What the test saw one side send, by kind, as `ocrdma_tx_stats` splits it: packets and

@@ -5,35 +5,30 @@
 //! test knows (its GIDs, QPNs, lengths), not what the device reports elsewhere
 //! (spec/datapath.md §2.3, §3.1, §3.3).
 
-use std::sync::{Arc, Mutex};
+mod common;
 
 use oce_testhost as be2net_host;
 
 use be2net_host::ocrdma::Roce;
 use be2net_host::ocrdma_verbs::{DB_CQ, DB_RQ, DB_SQ, HostQp};
 use be2net_host::{Host, HostRing};
+use common::roce::{
+    Cabled, Recorder, V_PKEY, V_QKEY, V_SQ_PSN, V_STATE, VA, gid, pump, put, read_cqe, roce_on_cable, to_state,
+};
 use oce_emulator::datapath::{CablePort, DropReason, Receipt, cable};
-use oce_mailbox::commands::{GetProfileList, SetActiveProfile};
 use oce_mailbox::doorbells::{CqDoorbell, RoceRqDoorbell, RoceSqDoorbell};
 use oce_mailbox::entries::{
     AV_LEN, Av, AvGrh, Cqe, Rqe, Sge, TYPE_LKEY, UdHeader, WqeHeader, cqe_status, wqe_flag, wqe_opcode,
 };
-use oce_mailbox::regs::Semaphore;
 use oce_mailbox::wire::{Wire, Writer};
 
 /// ib_mad's QP1 Q_Key (`IB_QP1_QKEY`) and `ibv_ud_pingpong`'s (0x11111111).
 const GSI_QKEY: u32 = 0x8001_0000;
 const UD_QKEY: u32 = 0x1111_1111;
-/// The UD QP's buffer: a region of 64 KiB at this user VA.
-const VA: u64 = 0x7f00_0000_0000;
+/// The UD QP's buffer: a region of 64 KiB at [`VA`].
 const BUF_LEN: usize = 64 * 1024;
 /// REGISTER_NSMR access: local write (bit 29).
 const LOCAL_WRITE: u32 = 1 << 29;
-/// MODIFY_QP valid bits: state, P_Key, Q_Key, SQ PSN (`OCRDMA_QP_PARA_*_VALID`).
-const V_STATE: u32 = 1;
-const V_PKEY: u32 = 1 << 2;
-const V_QKEY: u32 = 1 << 3;
-const V_SQ_PSN: u32 = 1 << 12;
 /// CREATE_QP types (`OCRDMA_QPT_GSI`, `OCRDMA_QPT_UD`) and the LKEY0 flag of kernel QPs.
 const QPT_GSI: u32 = 1;
 const QPT_UD: u32 = 4;
@@ -73,31 +68,13 @@ struct End {
     ud: Qp,
 }
 
-fn put(block: &mut [u8; 88], at: usize, v: u32) {
-    block[at..at + 4].copy_from_slice(&v.to_le_bytes());
-}
-
-/// The link-local RoCE v1 GID of `mac` (fe80::EUI-64).
-fn gid(mac: [u8; 6]) -> [u8; 16] {
-    let mut g = [0u8; 16];
-    g[..2].copy_from_slice(&[0xfe, 0x80]);
-    g[8..].copy_from_slice(&[mac[0] ^ 2, mac[1], mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5]]);
-    g
-}
-
 /// RST→INIT (P_Key index 0, the Q_Key) → RTR → RTS (SQ PSN), as ib_mad and ibv_ud_pingpong do.
 fn to_rts(host: &mut Host, roce: &mut Roce, id: u16, qkey: u32, sq_psn: u32) {
-    let state = |s: u32| {
-        let mut b = [0u8; 88];
-        put(&mut b, 0, id.into());
-        put(&mut b, 12, s << 5);
-        b
-    };
-    let mut init = state(1);
+    let mut init = to_state(id, 1);
     put(&mut init, 84, qkey);
     host.ocrdma_modify_qp(roce, &init, V_STATE | V_PKEY | V_QKEY).unwrap();
-    host.ocrdma_modify_qp(roce, &state(2), V_STATE).unwrap();
-    let mut rts = state(3);
+    host.ocrdma_modify_qp(roce, &to_state(id, 2), V_STATE).unwrap();
+    let mut rts = to_state(id, 3);
     put(&mut rts, 28, sq_psn);
     host.ocrdma_modify_qp(roce, &rts, V_STATE | V_SQ_PSN).unwrap();
 }
@@ -105,15 +82,7 @@ fn to_rts(host: &mut Host, roce: &mut Roce, id: u16, qkey: u32, sq_psn: u32) {
 /// A RoCE adapter probed by be2net and ocrdma, with QP1 (kernel PD, kernel CQ, LKEY0) and a
 /// UD QP (user PD, user CQ, a registered region), both at RTS.
 fn end(dir: &std::path::Path, seed: u64, port: CablePort) -> End {
-    let mut host = Host::with_seed(dir, seed);
-    let list = host.mbox(&GetProfileList::default()).unwrap();
-    let profile = list.entries.iter().find(|e| e.description.starts_with("RoCE-2")).unwrap().id;
-    host.mbox(&SetActiveProfile::new(profile)).unwrap();
-    host.dev.power_cycle().unwrap();
-    assert!((0..16).any(|_| Semaphore(host.config32(Semaphore::OFFSET)).is_ready()));
-    let mac = host.probe(1).unwrap().mac;
-    let mut roce = host.ocrdma_add(1).unwrap();
-    host.dev.attach_wire(port.wire());
+    let (mut host, mut roce, mac) = roce_on_cable(dir, seed, &port);
     let kernel_pd = roce.pd_range.unwrap().first.pd_id;
     let (kcq, kcq_ring) = host.ocrdma_create_cq(&mut roce, 0).unwrap();
     let gsi = host.ocrdma_create_qp(&mut roce, QPT_GSI, kernel_pd, kcq, (128, 512), ZERO_LKEY).unwrap();
@@ -244,8 +213,7 @@ fn cqes(end: &mut End, which: char) -> Vec<Cqe> {
     let mut out = Vec::new();
     loop {
         let at = q.cq_ring.entry(q.cq_tail);
-        let raw = host.mem.peek(at, 16);
-        let cqe = Cqe(std::array::from_fn(|i| u32::from_le_bytes(raw[4 * i..4 * i + 4].try_into().unwrap())));
+        let cqe = read_cqe(host, at);
         if !cqe.is_valid() {
             break;
         }
@@ -282,28 +250,9 @@ fn pair() -> (tempfile::TempDir, End, End) {
     (dir, a, b)
 }
 
-/// Carries frames both ways until none moves; returns how many were carried.
-fn pump(a: &mut End, b: &mut End) -> usize {
-    let mut carried = 0;
-    loop {
-        let moved = a.port.deliver(&mut a.host.dev) + b.port.deliver(&mut b.host.dev);
-        carried += moved;
-        if moved == 0 && a.port.pending() == 0 && b.port.pending() == 0 {
-            return carried;
-        }
-    }
-}
-
-/// A wire that keeps what the port sends.
-#[derive(Debug, Clone, Default)]
-struct Recorder(Arc<Mutex<Vec<Vec<u8>>>>);
-
-impl oce_emulator::datapath::Wire for Recorder {
-    fn send(&mut self, frame: &[u8]) {
-        self.0.lock().unwrap().push(frame.to_vec());
-    }
-    fn ready(&self) -> bool {
-        true
+impl Cabled for End {
+    fn cabled(&mut self) -> (&CablePort, &mut Host) {
+        (&self.port, &mut self.host)
     }
 }
 

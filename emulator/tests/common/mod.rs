@@ -1,8 +1,10 @@
 //! Helpers shared by the emulator's register-level tests: a fresh adapter in a temporary
-//! directory, and a tiny hand-written host that drives the doorbell with raw register writes.
+//! directory, and a tiny hand-written host that drives the doorbell with raw register writes;
+//! the flash tests' flasher in [`flashing`], the RoCE tests' adapters in [`roce`].
 #![allow(dead_code)]
 
 pub mod flashing;
+pub mod roce;
 
 use std::sync::Arc;
 

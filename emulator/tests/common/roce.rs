@@ -101,6 +101,11 @@ pub fn sge_bytes(addr: u64, key: u32, len: u32) -> Vec<u8> {
     raw
 }
 
+/// `len` bytes of a pattern that differs with `seed`, to fill a buffer with.
+pub fn pattern(len: usize, seed: u8) -> Vec<u8> {
+    (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
+}
+
 /// A wire that keeps what the port sends.
 #[derive(Debug, Clone, Default)]
 pub struct Recorder(pub Arc<Mutex<Vec<Vec<u8>>>>);

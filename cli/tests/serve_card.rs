@@ -130,3 +130,45 @@ fn wire_arguments_that_do_not_pair_with_the_sockets_are_a_usage_error() {
         assert!(!Path::new(&s0).exists(), "nothing was bound");
     }
 }
+
+#[test]
+fn the_hosts_query_names_the_mac_and_link_of_every_served_port() {
+    let (tmp, dev) = initialised();
+    // The MACs as the state file stores them: not an answer of the code under test.
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("emu/state.json")).unwrap()).unwrap();
+    let macs = state["identity"]["macs"].clone();
+    let ports = |sockets: usize| {
+        let paths: Vec<PathBuf> = (0..sockets).map(|i| tmp.path().join(format!("q{sockets}-{i}.sock"))).collect();
+        let errors = tmp.path().join(format!("q{sockets}.err"));
+        let mut serve = command();
+        serve.args(["--device", &dev, "emulator", "serve"]);
+        for p in &paths {
+            serve.arg("--socket").arg(p);
+        }
+        let mut child = serve.stderr(std::fs::File::create(&errors).unwrap()).spawn().unwrap();
+        let last = format!("serving function {}", sockets - 1);
+        let listening = || std::fs::read_to_string(&errors).unwrap_or_default().contains(&last);
+        wait_until("the functions to listen", || listening() || child.try_wait().unwrap().is_some());
+        let query = ocetool(&["--device", &dev, "--json", "query"]);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(query.code, 0, "{}", query.stderr);
+        let doc = query.json();
+        assert_eq!(doc["source"], "server", "{doc}");
+        doc["ports"].as_array().unwrap().clone()
+    };
+
+    let both = ports(2);
+    assert_eq!(both.len(), 2);
+    for (i, port) in both.iter().enumerate() {
+        assert_eq!(port["index"], i, "{port}");
+        assert_eq!(port["mac"], macs[i], "port {i}'s MAC is the state file's: {port}");
+        assert!(port["link_up"].is_boolean(), "a served port's link is known: {port}");
+        assert_eq!(port["this_function"], i == 0, "the query answers for function 0: {port}");
+    }
+    // One function served: port 1 is another function's, named but not reported.
+    let one = ports(1);
+    assert_eq!(one[0]["mac"], macs[0], "{one:?}");
+    assert!(one[1]["mac"].is_null() && one[1]["link_up"].is_null(), "{one:?}");
+}

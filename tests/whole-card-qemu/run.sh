@@ -8,8 +8,8 @@
 # Boot 1, the card behind a PCIe-to-PCI bridge (no ACS there: both functions share one IOMMU
 # group, as behind a switch without ACS):
 #   - `ocetool list` shows one adapter (the slot) with both functions, in one IOMMU group;
-#   - be2net drives both ports: two netdevs, each with its port's MAC (the state file's, and the
-#     host's `ocetool query` after the run);
+#   - be2net drives both ports: two netdevs, each with its port's MAC (the state file's, and what
+#     the host's `ocetool query` said while the server held the card);
 #   - port 1 in a network namespace, port 0 pings it across the loopback cable;
 #   - `--unbind` without `--yes` (no terminal) is refused, naming both functions and both
 #     netdevs; with function 0 unbound by hand, a command on it is refused while function 1 on
@@ -295,6 +295,8 @@ serve_and_boot() {
   local n=$1 parent=$2 dev
   qemu_serve_at "$S0" "$WORK/server$n.log" "$OCETOOL" --device "emu:$STATE" --json emulator serve \
     --socket "$S0" --socket "$S1" --wire "$WORK/w0" --wire-peer "$WORK/w1" --wire "$WORK/w1" --wire-peer "$WORK/w0"
+  # The host's view while the server holds the card: what it says each port's MAC is.
+  host --json query >"$WORK/host-query$n.json" 2>&1 || true
   mapfile -t dev < <(qemu_vfu_card_args "$parent" "$S0" "$S1")
   qemu_start "$WORK/serial$n.log" "$WORK/initramfs$n.cpio.gz" "" -- "${dev[@]}"
   qemu_wait "$WORK/serial$n.log"
@@ -465,13 +467,12 @@ check "rebind-recovers unbinding and binding $F1 again gives be2net a working po
 no_oops 3 "$L3"
 
 # --- host ---
-# The host's query opens function 0: it names port 0's MAC, and port 1's is not function 0's to
-# answer (null, as through port 0 of a real card); be2net's MACs were checked against the state
-# file above.
-R=0; host --json query >"$WORK/host-query.json" && jq -e --arg a "$MAC0" '
-  [.ports[] | {index, mac}] == [{index: 0, mac: $a}, {index: 1, mac: null}]' "$WORK/host-query.json" >/dev/null || R=1
-check "host-macs the host's ocetool query names port 0's MAC as be2net saw it on function 0 ($MAC0)" $R \
-  "expected ports [{0, $MAC0}, {1, null}]; query: $(jq -c '[.ports[] | {index, mac}]' "$WORK/host-query.json" 2>&1)"
+# The host's query while the server held the card (before boot 1): each served port's MAC.
+set -- $(value netdevs "$L1")
+HOSTMACS=$(jq -r '[.ports[].mac] | join(" ")' "$WORK/host-query1.json" 2>/dev/null)
+R=0; jq -e '.source == "server"' "$WORK/host-query1.json" >/dev/null 2>&1 && [ "$HOSTMACS" = "${2:-} ${4:-}" ] || R=1
+check "host-macs the host's ocetool query, served, names each port's MAC as be2net has it ($HOSTMACS)" $R \
+  "expected source server and ports' MACs '${2:-} ${4:-}' (be2net's on both functions); saw source $(jq -r .source "$WORK/host-query1.json" 2>&1 | head -1), MACs '$HOSTMACS'"
 R=0; for n in 1 2 3; do
   [ "${SERVER_RC[$n]}" = 0 ] && grep -q '"outcome": "disconnected"' "$WORK/server$n.log" || R=1
 done

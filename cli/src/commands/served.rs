@@ -6,7 +6,8 @@
 //! manufacturer, ASIC revision, component versions, VPD); the `port` answer has the keys of
 //! every `port` document, the PHY and the module `{"error": ...}` for the same reason. Both give
 //! the link as the firmware has it now: up or down, speed, and the MAC of the station at the
-//! other end of the cable (`peer_mac`, which only the emulator knows).
+//! other end of the cable (`peer_mac`, which only the emulator knows). `query` reports each port
+//! the server serves a function of (several `--socket`) with its MAC and link.
 
 use oce_emulator_serve::control::{self, ControlError, ServerStatus};
 use oce_mailbox::commands::FunctionMode;
@@ -29,6 +30,8 @@ struct Status {
     adapter: Adapter,
     pci: Pci,
     link: Link,
+    /// Every served function's link, each naming its port (function 0's first).
+    links: Vec<Link>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -160,20 +163,22 @@ fn document(device: String, control: &std::path::Path, status: ServerStatus) -> 
     };
     let profile = profile(|p| p.active).zip(profile(|p| p.next)).map(|(active, next)| ProfilePair { active, next });
     let pending = profile.as_ref().is_some_and(|p| p.active.id != p.next.id);
+    // A port the server serves a function of (`emulator serve` with several --socket) is
+    // reported whole; another is only named, as through the mailbox of a real port 0.
     let ports = a
         .ports
         .iter()
         .map(|p| {
-            let own = p.index == s.link.port;
+            let served = s.links.iter().find(|l| l.port == p.index);
             KernelPortJson {
                 index: Some(p.index),
                 netdev: None,
                 name: Some(p.name.clone()),
-                this_function: own,
-                mac: own.then(|| p.mac.clone()),
-                link_up: own.then_some(s.link.up),
-                speed_mbps: if own { s.link.speed_mbps } else { None },
-                peer_mac: if own { s.link.peer_mac.clone() } else { None },
+                this_function: p.index == s.link.port,
+                mac: served.map(|_| p.mac.clone()),
+                link_up: served.map(|l| l.up),
+                speed_mbps: served.and_then(|l| l.speed_mbps),
+                peer_mac: served.and_then(|l| l.peer_mac.clone()),
             }
         })
         .collect();

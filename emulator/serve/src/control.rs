@@ -15,9 +15,10 @@
 //! | `{"op":"status"}` | changes nothing: reports the adapter ([`ServerStatus`]) |
 //!
 //! The answer to a fault op is `{"ok":true,"changed":BOOL,"faults":[SPEC,...]}` (the faults set
-//! afterwards); to `status`, `{"ok":true,"status":{"adapter":...,"pci":...,"link":...}}`: what
-//! `ocetool emulator show` reports, the function's PCI IDs as configuration space shows them,
-//! and the link with the cable's other end ([`oce_emulator::LinkState`]). A refusal is
+//! afterwards); to `status`, `{"ok":true,"status":{"adapter":...,"pci":...,"link":...,"links":[...]}}`:
+//! what `ocetool emulator show` reports, function 0's PCI IDs as configuration space shows them,
+//! function 0's link with the cable's other end ([`oce_emulator::LinkState`]), and the link of
+//! every function the server serves (function 0's first; each names its port). A refusal is
 //! `{"ok":false,"error":"..."}` with nothing changed. Faults persist in the state directory
 //! as when ocetool sets them directly. They go through the device, which acts on them at once:
 //! `link-down` (set or cleared) reaches the guest's driver as a link-state event.
@@ -204,19 +205,23 @@ fn exchange(path: &Path, request: &ControlRequest, timeout: Duration) -> Result<
     Ok(v)
 }
 
-/// Answers control requests on `listener` for `device` until `stop()`; each connection is one
-/// request and one answer. For a thread of its own beside the serving one.
+/// Answers control requests on `listener` for the card's served functions (`functions[0]` is
+/// function 0, through which faults, which are the card's, are set) until `stop()`; each
+/// connection is one request and one answer. For a thread of its own beside the serving ones.
 pub fn serve_control<D: DmaSpace, I: Interrupt>(
     listener: &UnixListener,
-    device: &Mutex<Device<D, I>>,
+    functions: &[&Mutex<Device<D, I>>],
     stop: &dyn Fn() -> bool,
     log: &Log,
 ) -> io::Result<()> {
+    let Some((device, others)) = functions.split_first() else {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "a control channel needs a served function"));
+    };
     listener.set_nonblocking(true)?;
     while !stop() {
         match listener.accept() {
             Ok((stream, _)) => {
-                if let Err(e) = answer_one(&stream, device, stop, log) {
+                if let Err(e) = answer_one(&stream, device, others, stop, log) {
                     log.line(&format!("control: {e}"));
                 }
             }
@@ -291,6 +296,7 @@ fn lock_by<'a, D: DmaSpace, I: Interrupt>(
 fn answer_one<D: DmaSpace, I: Interrupt>(
     stream: &UnixStream,
     device: &Mutex<Device<D, I>>,
+    others: &[&Mutex<Device<D, I>>],
     stop: &dyn Fn() -> bool,
     log: &Log,
 ) -> io::Result<()> {
@@ -308,13 +314,29 @@ fn answer_one<D: DmaSpace, I: Interrupt>(
     }) {
         Ok((request, deadline)) => {
             let apply_by = deadline.saturating_sub(ANSWER_RESERVE.as_nanos());
+            let busy = || Answer::Busy("the served adapter could not be reached before the request's deadline".into());
             match lock_by(device, apply_by, stop) {
                 // The lock may come just in time: check the clock again once it is held.
                 Some(mut device) if monotonic_ns() < apply_by => match apply(&request, &mut device) {
+                    Ok(mut reply) if request == ControlRequest::Status => {
+                        // The other functions' links, each under its own lock in turn (never
+                        // two at once: a serving thread holds one while it waits for nothing).
+                        drop(device);
+                        match other_links(others, apply_by, stop) {
+                            Some(Ok(links)) => {
+                                if let Some(all) = reply["status"]["links"].as_array_mut() {
+                                    all.extend(links);
+                                }
+                                Answer::Done(reply)
+                            }
+                            Some(Err(why)) => Answer::Refused(why),
+                            None => busy(),
+                        }
+                    }
                     Ok(reply) => Answer::Done(reply),
                     Err(why) => Answer::Refused(why),
                 },
-                _ => Answer::Busy("the served adapter could not be reached before the request's deadline".into()),
+                _ => busy(),
             }
         }
         Err(why) => Answer::Refused(format!("bad control request: {why}")),
@@ -370,8 +392,30 @@ fn apply<D: DmaSpace, I: Interrupt>(request: &ControlRequest, device: &mut Devic
     Ok(json!({"changed": faults != before, "faults": faults}))
 }
 
+/// The links of the card's other served functions, each read under its device's lock, by
+/// `apply_by`: `None` when a lock does not come in time.
+fn other_links<D: DmaSpace, I: Interrupt>(
+    others: &[&Mutex<Device<D, I>>],
+    apply_by: u128,
+    stop: &dyn Fn() -> bool,
+) -> Option<Result<Vec<Value>, String>> {
+    let mut links = Vec::with_capacity(others.len());
+    for other in others {
+        let device = lock_by(other, apply_by, stop)?;
+        if monotonic_ns() >= apply_by {
+            return None;
+        }
+        match serde_json::to_value(device.link()) {
+            Ok(link) => links.push(link),
+            Err(e) => return Some(Err(format!("the adapter's link: {e}"))),
+        }
+    }
+    Some(Ok(links))
+}
+
 /// The `status` body: the adapter, its PCI IDs as configuration space shows them (offsets 0x00
-/// and 0x2C, PCI Local Bus 3.0 §6.1; read without side effects), and its link.
+/// and 0x2C, PCI Local Bus 3.0 §6.1; read without side effects), and its link, also as the
+/// first of `links` (to which [`other_links`] adds the other served functions').
 fn status_of<D: DmaSpace, I: Interrupt>(device: &mut Device<D, I>) -> Result<Value, String> {
     let mut dword = |off: u16| {
         let mut b = [0u8; 4];
@@ -384,6 +428,7 @@ fn status_of<D: DmaSpace, I: Interrupt>(device: &mut Device<D, I>) -> Result<Val
     let adapter = to_json("description", serde_json::to_value(device.info()))?;
     let link = to_json("link", serde_json::to_value(device.link()))?;
     Ok(json!({
+        "links": [link.clone()],
         "adapter": adapter,
         "pci": {
             "vendor_id": id(ids),

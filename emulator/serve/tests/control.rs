@@ -34,7 +34,7 @@ fn control() -> Control {
     let stop = Arc::new(AtomicBool::new(false));
     let thread = {
         let (device, stop) = (Arc::clone(&adapter.device), Arc::clone(&stop));
-        std::thread::spawn(move || serve_control(&listener, &device, &|| stop.load(Ordering::SeqCst), &log))
+        std::thread::spawn(move || serve_control(&listener, &[&*device], &|| stop.load(Ordering::SeqCst), &log))
     };
     Control { _dir: dir, path, adapter, stop, thread }
 }

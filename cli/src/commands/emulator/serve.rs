@@ -231,11 +231,12 @@ pub fn run(global: &GlobalArgs, dir: &Path, sockets: &[PathBuf], wires: &[WireAr
     let sessions_over = AtomicBool::new(false);
     let stop = || signals::pending().is_some();
     let over = || stop() || sessions_over.load(Ordering::SeqCst);
+    let devices: Vec<_> = served.iter().map(|f| &*f.adapter.device).collect();
     let outcomes = std::thread::scope(|scope| {
         // Faults are the card's: the control channel reaches them through function 0, and every
-        // other function acts on them at its next look (its clock polls it).
-        let control =
-            scope.spawn(|| control::serve_control(control_socket.listener(), &served[0].adapter.device, &over, &log));
+        // other function acts on them at its next look (its clock polls it). Its status names
+        // every served function's link.
+        let control = scope.spawn(|| control::serve_control(control_socket.listener(), &devices, &over, &log));
         let mut sessions = Vec::new();
         for (f, server) in served.iter().zip(&servers) {
             // Completions held back by a slow fault are written on time even while the guest

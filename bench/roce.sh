@@ -45,29 +45,20 @@ host_action() { return 2; }
 # pair STACK: boots the two guests of STACK, answers their barriers until both end; their logs
 # are $WORK/STACK-a.log and -b.log.
 pair() {
-  local stack=$1 g p n me peer dev servers=()
-  SYNC_WHO=()
-  for g in a b; do
-    p=b n=1; [ "$g" = a ] || { p=a; n=2; }
-    me=10.0.0.$n; peer=10.0.0.$((3 - n))
-    case $stack in
-      ocrdma)
-        roce_adapter "$OCETOOL" "$g" "$p"
-        servers+=("$SERVED_PID")
-        dev=("${ROCE_DEV[@]}") ;;
-      rxe)
-        dev=(-netdev "dgram,id=n0,local.type=unix,local.path=$WORK/rxe-$g.wire,remote.type=unix,remote.path=$WORK/rxe-$p.wire"
-          -device "virtio-net-pci,netdev=n0,mac=52:54:00:0d:00:0$n") ;;
-    esac
-    ctl_channel "$stack-$g"
-    qemu_start "$WORK/$stack-$g.log" "$WORK/bench.cpio.gz" \
-      "dp.me=$me dp.peer=$peer roce.stack=$stack rc.mb=$MB rc.size=$SIZE rc.iters=$ITERS" -- "${dev[@]}" "${CTL_ARGS[@]}"
-  done
+  local stack=$1
+  SYNC_WHO=() ROCE_SERVERS=()
+  case $stack in
+    ocrdma)
+      roce_adapter "$OCETOOL" a b; ROCE_SERVERS+=("$SERVED_PID"); ROCE_DEV_A=("${ROCE_DEV[@]}")
+      roce_adapter "$OCETOOL" b a; ROCE_SERVERS+=("$SERVED_PID"); ROCE_DEV_B=("${ROCE_DEV[@]}") ;;
+    rxe)
+      mapfile -t ROCE_DEV_A < <(roce_nic "$WORK/rxe-a.wire" "$WORK/rxe-b.wire" 52:54:00:0d:00:01)
+      mapfile -t ROCE_DEV_B < <(roce_nic "$WORK/rxe-b.wire" "$WORK/rxe-a.wire" 52:54:00:0d:00:02) ;;
+  esac
+  roce_pair_start "$WORK/bench.cpio.gz" "roce.stack=$stack rc.mb=$MB rc.size=$SIZE rc.iters=$ITERS" "$stack-"
   [ "$stack" != ocrdma ] || perf_start
-  ctl_run >>"$WORK/ctl.log" 2>&1
-  qemu_wait "$WORK/$stack-a.log"; qemu_wait "$WORK/$stack-b.log"
+  roce_pair_finish "$stack-"
   [ "$stack" != ocrdma ] || perf_stop
-  for n in "${servers[@]}"; do kill "$n" 2>/dev/null || true; wait "$n" 2>/dev/null || true; done
 }
 
 value() { sed -n "s/^GUEST-VALUE $2=//p" "$WORK/$1.log" | tail -1; }

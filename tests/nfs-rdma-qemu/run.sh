@@ -131,12 +131,12 @@ roce_initramfs "$WORK/nfs.cpio.gz" "$HERE/init.sh" "${MODULE_ARGS[@]}"
 # ended); end-b stops B, its checks done, whose shutdown the dead mount holds up.
 host_action() {
   case $1 in
-    kill-a) kill -KILL "${SERVERS[0]}" ;;
+    kill-a) kill -KILL "${ROCE_SERVERS[0]}" ;;
     end-b) kill "$(cat "$WORK/serial-b.log.pid")" ;;
     end-a)
       local pid
       # B's adapter must still serve now, A's killed under it (it ends with B's QEMU later).
-      B_ALIVE=no; ! kill -0 "${SERVERS[1]}" 2>/dev/null || B_ALIVE=yes
+      B_ALIVE=no; ! kill -0 "${ROCE_SERVERS[1]}" 2>/dev/null || B_ALIVE=yes
       pid=$(cat "$WORK/serial-a.log.pid" 2>/dev/null) || return 1
       kill -0 "$pid" 2>/dev/null || return 1
       kill "$pid" ;;
@@ -144,37 +144,23 @@ host_action() {
   esac
 }
 
-nic() {   # nic ME PEER N: virtio-net on -netdev dgram from ME's socket to PEER's
-  printf '%s\n' -netdev "dgram,id=n0,local.type=unix,local.path=$WORK/$1.wire,remote.type=unix,remote.path=$WORK/$2.wire" \
-    -device "virtio-net-pci,netdev=n0,mac=52:54:00:0e:00:0$3"
-}
 # The guests' stack (roce.sh's stack_up): ocrdma0 on be2net, or rxe over the virtio-net (which NFS
 # over TCP on virtio-net does not use).
 GUEST_STACK=ocrdma; [ "$LINK" = oce ] || GUEST_STACK=rxe
-boot() {
-  local name=$1 me=$2 peer=$3
-  shift 3
-  ctl_channel "$name"
-  qemu_start "$WORK/serial-$name.log" "$WORK/nfs.cpio.gz" "dp.me=$me dp.peer=$peer roce.stack=$GUEST_STACK nfs.proto=$PROTO nfs.mb=$MB" -- \
-    "$@" "${CTL_ARGS[@]}"
-}
+. "$REPO/tests/roce-qemu/adapters.sh"
 T0=$(date +%s)
-SERVERS=() B_ALIVE=none
+ROCE_SERVERS=() B_ALIVE=none
 if [ "$LINK" = oce ]; then
-  . "$REPO/tests/roce-qemu/adapters.sh"
   # A's port records the wire (--wire-pcap), for tshark or tcpdump -r after the run.
-  roce_adapter --factory "$OCETOOL" a b --wire-pcap "$WORK/wire.pcap"; SERVERS+=("$SERVED_PID"); DEV_A=("${ROCE_DEV[@]}")
-  roce_adapter --factory "$OCETOOL" b a; SERVERS+=("$SERVED_PID"); DEV_B=("${ROCE_DEV[@]}")
+  roce_adapter --factory "$OCETOOL" a b --wire-pcap "$WORK/wire.pcap"; ROCE_SERVERS+=("$SERVED_PID")
+  ROCE_DEV_A=("${ROCE_DEV[@]}")
+  roce_adapter --factory "$OCETOOL" b a; ROCE_SERVERS+=("$SERVED_PID"); ROCE_DEV_B=("${ROCE_DEV[@]}")
 else
-  mapfile -t DEV_A < <(nic a b 1)
-  mapfile -t DEV_B < <(nic b a 2)
+  mapfile -t ROCE_DEV_A < <(roce_nic "$WORK/a.wire" "$WORK/b.wire" 52:54:00:0e:00:01)
+  mapfile -t ROCE_DEV_B < <(roce_nic "$WORK/b.wire" "$WORK/a.wire" 52:54:00:0e:00:02)
 fi
-boot a 10.0.0.1 10.0.0.2 "${DEV_A[@]}"
-boot b 10.0.0.2 10.0.0.1 "${DEV_B[@]}"
-ctl_run >"$WORK/ctl.log" 2>&1
-qemu_wait "$WORK/serial-a.log"; QRC_A=$QRC
-qemu_wait "$WORK/serial-b.log"; QRC_B=$QRC
-for pid in "${SERVERS[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+roce_pair_start "$WORK/nfs.cpio.gz" "roce.stack=$GUEST_STACK nfs.proto=$PROTO nfs.mb=$MB"
+roce_pair_finish
 qemu_say "the guests took $(($(date +%s) - T0))s"
 
 set +e

@@ -78,36 +78,20 @@ roce_initramfs "$WORK/roce.cpio.gz" "$HERE/init.sh" "${MODULE_ARGS[@]}"
 . "$REPO/tests/datapath-qemu/ctl.sh"
 host_action() { echo "unknown action $1"; return 2; }
 
-# boot NAME ME PEER DEVICE-ARGS...: a guest with its channel.
-boot() {
-  local name=$1 me=$2 peer=$3
-  shift 3
-  ctl_channel "$name"
-  qemu_start "$WORK/serial-$name.log" "$WORK/roce.cpio.gz" "dp.me=$me dp.peer=$peer roce.stack=$STACK" -- \
-    "$@" "${CTL_ARGS[@]}"
-}
+. "$HERE/adapters.sh"
 T0=$(date +%s)
 PCAP=$WORK/wire.pcap
-declare -A SERVER=()
+ROCE_SERVERS=()
 if [ "$STACK" = ocrdma ]; then
-  . "$HERE/adapters.sh"
-  pcap=(--wire-pcap "$PCAP")
-  roce_adapter "$OCETOOL" a b "${pcap[@]}"; SERVER[a]=$SERVED_PID; DEV_A=("${ROCE_DEV[@]}")
-  roce_adapter "$OCETOOL" b a; SERVER[b]=$SERVED_PID; DEV_B=("${ROCE_DEV[@]}")
+  roce_adapter "$OCETOOL" a b --wire-pcap "$PCAP"; ROCE_SERVERS+=("$SERVED_PID"); ROCE_DEV_A=("${ROCE_DEV[@]}")
+  roce_adapter "$OCETOOL" b a; ROCE_SERVERS+=("$SERVED_PID"); ROCE_DEV_B=("${ROCE_DEV[@]}")
 else
-  nic() {   # nic ME PEER N: virtio-net on -netdev dgram from ME's socket to PEER's
-    printf '%s\n' -netdev "dgram,id=n0,local.type=unix,local.path=$WORK/$1.wire,remote.type=unix,remote.path=$WORK/$2.wire" \
-      -device "virtio-net-pci,netdev=n0,mac=52:54:00:0c:00:0$3"
-  }
-  mapfile -t DEV_A < <(nic a b 1; printf '%s\n' -object "filter-dump,id=dump0,netdev=n0,file=$PCAP")
-  mapfile -t DEV_B < <(nic b a 2)
+  mapfile -t ROCE_DEV_A < <(roce_nic "$WORK/a.wire" "$WORK/b.wire" 52:54:00:0c:00:01
+    printf '%s\n' -object "filter-dump,id=dump0,netdev=n0,file=$PCAP")
+  mapfile -t ROCE_DEV_B < <(roce_nic "$WORK/b.wire" "$WORK/a.wire" 52:54:00:0c:00:02)
 fi
-boot a 10.0.0.1 10.0.0.2 "${DEV_A[@]}"
-boot b 10.0.0.2 10.0.0.1 "${DEV_B[@]}"
-ctl_run >"$WORK/ctl.log" 2>&1
-qemu_wait "$WORK/serial-a.log"; QRC_A=$QRC
-qemu_wait "$WORK/serial-b.log"; QRC_B=$QRC
-for pid in "${SERVER[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+roce_pair_start "$WORK/roce.cpio.gz" "roce.stack=$STACK"
+roce_pair_finish
 qemu_say "the guests took $(($(date +%s) - T0))s; the wire's pcap: $(stat -c %s "$PCAP" 2>/dev/null || echo no) bytes"
 
 set +e

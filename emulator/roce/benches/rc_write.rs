@@ -3,6 +3,7 @@
 //! and ACKs; the completer retires the WRITE. Throughput is reported in packets (request packets
 //! plus the ACK) per second, at path MTU 1024 (65 packets a WRITE) and 4096 (17 packets).
 //! Memory accesses go through a one-MR table with the key, PD, range and access checks.
+//! `rc_read_64KiB` moves the same 64 KiB by an RDMA READ (the request, then the responses).
 
 use std::time::Duration;
 
@@ -131,5 +132,41 @@ fn write_64k(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, write_64k);
+/// The same 64 KiB the other way: an RDMA READ of the peer's memory. The responder reads and
+/// streams the responses, the completer lands each in the local buffer and retires the READ
+/// with the last (no ACK), so a READ is one packet fewer than a WRITE: the request and its
+/// responses.
+fn read_64k(c: &mut Criterion) {
+    let mut g = c.benchmark_group("rc_read_64KiB");
+    for mtu in [1024usize, 4096] {
+        let mut qa = Qp::new(config(2, 3, mtu)).unwrap();
+        let mut qb = Qp::new(config(3, 2, mtu)).unwrap();
+        let mut ha = Host { mem: vec![0; LEN], out: Vec::new(), done: 0 };
+        let mut hb = Host { mem: vec![0xA5; LEN], out: Vec::new(), done: 0 };
+        let packets = LEN.div_ceil(mtu) as u64 + 1;
+        g.throughput(Throughput::Elements(packets));
+        g.bench_function(format!("mtu_{mtu}_packets"), |b| {
+            b.iter(|| {
+                let wr = SendWr {
+                    wr_id: 1,
+                    op: SendOp::Read(Remote { addr: 0, rkey: KEY }),
+                    data: Data::Sges(vec![Sge { addr: 0, len: LEN as u32, lkey: KEY }]),
+                    signaled: true,
+                    solicited: false,
+                    fence: false,
+                };
+                qa.post_send(wr).unwrap();
+                qa.poll(&mut ha, Duration::ZERO);
+                deliver(&mut ha, &mut qb, &mut hb);
+                deliver(&mut hb, &mut qa, &mut ha);
+                assert_eq!(qa.send_queued(), 0);
+            });
+        });
+        assert_eq!(ha.mem, vec![0xA5; LEN]);
+        assert!(ha.done > 0);
+    }
+    g.finish();
+}
+
+criterion_group!(benches, write_64k, read_64k);
 criterion_main!(benches);

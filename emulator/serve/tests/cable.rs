@@ -187,3 +187,39 @@ fn a_live_socket_is_refused_a_stale_one_replaced_and_the_file_goes_with_the_cabl
     drop(copy);
     assert!(!local.exists(), "removed with the last clone");
 }
+
+#[test]
+fn a_full_peer_queue_is_watched_until_the_peer_reads() {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    // The kernel's cap on a datagram socket's receive queue: what the watcher watches. Where it
+    // is so high that this socket's send buffer fills first, the watcher is not what wakes
+    // the carrier (its retry pace is), and there is nothing to test here.
+    let qlen: usize = std::fs::read_to_string("/proc/sys/net/unix/max_dgram_qlen").unwrap().trim().parse().unwrap();
+    if qlen > 64 {
+        eprintln!("net.unix.max_dgram_qlen is {qlen}: the send buffer limits first; not tested");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let a = end(dir.path(), "a", "peer", 0x0A00_0000_0000, None);
+    assert!(a.cable.room_watcher().is_none(), "nobody bound at the peer's address yet");
+    let peer = UnixDatagram::bind(dir.path().join("peer.sock")).unwrap();
+    let frame = udp_frame([2, 0, 0, 0, 0, 1], a.nic.mac, &[0x5A; 64]);
+    let mut wire = a.cable.wire();
+    for _ in 0..qlen + 20 {
+        wire.send(&frame);
+    }
+    let sent = a.cable.flush().unwrap();
+    assert!(sent <= qlen + 1 && a.cable.queued() > 0, "the peer's queue took {sent} of {}", qlen + 20);
+    let writable = |timeout_ms: i64| {
+        let watcher = a.cable.room_watcher().expect("the peer is bound");
+        let mut fds = [PollFd::new(&watcher, PollFlags::OUT)];
+        let timeout = Timespec { tv_sec: 0, tv_nsec: timeout_ms * 1_000_000 };
+        poll(&mut fds, Some(&timeout)).unwrap();
+        fds[0].revents().contains(PollFlags::OUT)
+    };
+    assert!(!writable(0), "no room while the peer reads nothing");
+    let mut buf = [0u8; 2048];
+    peer.recv(&mut buf).unwrap();
+    assert!(writable(500), "room once the peer has read one");
+    assert!(a.cable.flush().unwrap() >= 1, "and the next frame goes");
+}

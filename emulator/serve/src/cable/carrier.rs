@@ -1,7 +1,8 @@
 //! The thread that carries a served adapter's frames over its [`DgramCable`]: it waits until a
-//! datagram arrives or the device queued a frame (the cable's waker), then, holding the
-//! device's lock only for that, delivers what arrived and lets the device resume TX requests the
-//! watermark held, and sends what is queued. It never holds another device's lock: the peer is
+//! datagram arrives, the device queued a frame (the cable's waker) or, while frames wait for a
+//! full peer, the peer read one ([`DgramCable::room_watcher`]); then, holding the device's lock
+//! only for that, delivers what arrived and lets the device resume TX requests the watermark
+//! held, and sends what is queued. It never holds another device's lock: the peer is
 //! another process, reached only through its socket.
 //!
 //! It also watches the peer ([`Carrier`]): every [`PROBE`], and at once when a send finds the
@@ -112,14 +113,27 @@ pub fn run_carrier<D: DmaSpace, I: Interrupt>(
     stop: &dyn Fn() -> bool,
 ) -> io::Result<()> {
     let mut carrier = Carrier::new();
+    // The last wait said the peer's queue had room (its watcher was writable).
+    let mut room_signalled = false;
     while !stop() {
+        let sent_before = cable.counters().sent;
         let waiting = carrier.turn(cable, device)?;
+        let progressed = cable.counters().sent != sent_before;
+        // Frames wait for the peer's queue: wait for the peer to read too, unless the last such
+        // signal sent nothing (then the limit was not the peer's queue but this socket's send
+        // buffer, which the watcher does not see: retry at the retry pace).
+        let spurious = room_signalled && !progressed;
+        let watcher = (cable.queued() > 0 && !spurious).then(|| cable.room_watcher()).flatten();
         let wait = Timespec::try_from(if waiting { RETRY } else { IDLE }).ok();
-        let mut fds = [PollFd::new(cable.socket(), PollFlags::IN), PollFd::new(cable.waker(), PollFlags::IN)];
+        let mut fds = vec![PollFd::new(cable.socket(), PollFlags::IN), PollFd::new(cable.waker(), PollFlags::IN)];
+        if let Some(w) = &watcher {
+            fds.push(PollFd::new(w, PollFlags::OUT));
+        }
         match poll(&mut fds, wait.as_ref()) {
             Ok(_) | Err(rustix::io::Errno::INTR) => {}
             Err(e) => return Err(e.into()),
         }
+        room_signalled = fds.get(2).is_some_and(|w| w.revents().contains(PollFlags::OUT));
         cable.drain_waker();
     }
     // What the device queued before the stop goes out if the peer takes it now.

@@ -11,6 +11,12 @@
 //! - a frame the peer's socket cannot take now (its receive queue is full, or nobody is bound at
 //!   its address) stays queued here, and above the queue's watermark the device's TX engine
 //!   leaves the next request's WRBs posted: the guest is held back, nothing is dropped;
+//! - the kernel keeps an AF_UNIX datagram socket's receive queue to `net.unix.max_dgram_qlen`
+//!   datagrams (10 by default), so a burst longer than that (a 12 KiB RDMA READ's responses at
+//!   MTU 1024) finds the peer's queue full: the carrier then waits in poll for the peer to read
+//!   ([`DgramCable::room_watcher`]) as well as for frames to arrive, and goes on at once rather
+//!   than a retry later. It never blocks in a send: two ends that both wait to send would stop
+//!   reading each other's frames;
 //! - a frame the device pauses (no receive buffer, pause generation on) is held here and
 //!   offered again before any later one.
 //!
@@ -198,6 +204,18 @@ impl DgramCable {
             }
             taken += 1;
         }
+    }
+
+    /// A socket that is writable (poll's `POLLOUT`) once the peer's receive queue has room: an
+    /// unbound datagram socket connected to the peer's address, for whose sake the kernel
+    /// tracks that queue (`unix_dgram_poll` looks at the queue of a connected socket's peer,
+    /// and wakes the poller when the peer reads). Made anew each time, so it always names the
+    /// peer bound there now; `None` while nobody is. It sends nothing, and the sends still go
+    /// from the bound socket, whose address the peer sees.
+    pub fn room_watcher(&self) -> Option<UnixDatagram> {
+        let watcher = UnixDatagram::unbound().ok()?;
+        watcher.connect(&self.remote).ok()?;
+        Some(watcher)
     }
 
     /// Whether the peer is there now: a socket someone is bound to at its address. It sends

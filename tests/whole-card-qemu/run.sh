@@ -43,13 +43,16 @@
 #     writes) while function 1 stays on be2net: what be2net on function 1 does is recorded
 #     (recovered by its error-recovery path, or reported), and unbinding and binding it again
 #     gives back a working port.
+# The boots' scripts are init1.sh, init2.sh and init3.sh beside this one, with common.sh.
 # The guest's commands and their output (text mode) form a transcript ($TRANSCRIPT, default
 # $WORK/transcript.txt), which the README's hand-off section shows.
 # Usage: tests/whole-card-qemu/run.sh   (KEEP_WORK=DIR keeps the work folder)
 # Ends with "whole-card-qemu: N passed, M failed"; exits non-zero on any failure.
 set -euo pipefail
-. "$(dirname "$0")/../qemu/lib.sh"
-CHECKS="list-one-group two-netdevs loopback-ping unbind-asks other-port-holds unbind-group unbind-group-restores fw-visible-f1 reset-whole-card no-oops-1
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../qemu/lib.sh"
+CHECKS="list-one-group two-netdevs loopback-ping unbind-asks other-port-holds unbind-group unbind-group-restores
+  fw-visible-f1 reset-whole-card no-oops-1
   list-two-groups unbind-own-group reset-refused-vfio nothing-written-vfio no-oops-2
   reset-refused-sysfs nothing-written-sysfs apply-postpones apply-activates roce-both chip-reset-other
   rebind-recovers no-oops-3 host-macs server-ended"
@@ -91,202 +94,9 @@ profile = "roce"
 activate = "reset"
 TOML
 
-cat >"$WORK/common.sh" <<'COMMON'
-export PATH=/usr/sbin:/usr/bin:/sbin:/bin
-# Debian's iproute2 (network namespaces), never busybox's applet of that name (busybox's shell
-# runs its own applets before anything on PATH, functions before both).
-IPF='ip() { /bin/ip "$@"; }'
-eval "$IPF"
-dmesg -n 1
-# The card's functions in address order: port 0, port 1.
-set -- $(for d in /sys/bus/pci/devices/*; do
-  [ "$(cat "$d/vendor")/$(cat "$d/device")" = 0x10df/0x0720 ] && echo "${d##*/}"; done | sort)
-F0=${1:-} F1=${2:-}
-nd() { ls "/sys/bus/pci/devices/$1/net" 2>/dev/null | head -1; }
-ovr() { cat "/sys/bus/pci/devices/$1/driver_override" 2>/dev/null; }
-# t COMMAND...: a shell command line and its output, in the transcript.
-t() {
-  echo "GUEST-T # $*"
-  sh -c "$IPF; $*" </dev/null >/tmp/t.out 2>&1; rc=$?
-  sed 's/^/GUEST-T /' /tmp/t.out
-  [ "$rc" = 0 ] || echo "GUEST-T (exit $rc)"
-  return $rc
-}
-note() { echo "GUEST-T"; echo "GUEST-T # $*"; }
-mark() { echo "whole-card: $1" >/dev/kmsg; }
-since() { dmesg | sed -n "/whole-card: $1\$/,\$p"; }
-# errors_since MARK BDF: the error and warning lines (priority 0-4) naming BDF since MARK.
-errors_since() { dmesg -r | sed -n "/whole-card: $1\$/,\$p" | grep -E '^<[0-4]>' | grep -F "$2"; }
-wait_for() {
-  n=$(($1 * 10)); shift
-  while [ "$n" -gt 0 ]; do "$@" && return 0; sleep 0.1; n=$((n - 1)); done
-  return 1
-}
-both_netdevs() { [ -n "$(nd "$F0")" ] && [ -n "$(nd "$F1")" ]; }
-carrier() { [ "$(cat "/sys/class/net/$1/carrier" 2>/dev/null)" = 1 ]; }
-# Where both functions are: "driver/override driver/override netdev0 netdev1".
-where() { echo "$(drv "$F0")/$(ovr "$F0") $(drv "$F1")/$(ovr "$F1") $(nd "$F0") $(nd "$F1")"; }
-# during NAME COMMAND...: runs COMMAND while a sampler records every change of both functions'
-# drivers (every 0.05 s), then prints GUEST-VALUE drv_NAME=, the states in order, "|"-separated.
-during() {
-  seen=$1; shift
-  (last=; while :; do now="$(drv "$F0")/$(ovr "$F0") $(drv "$F1")/$(ovr "$F1")"
-    [ "$now" = "$last" ] || { echo "$now" >>"/tmp/drv.$seen"; last=$now; }; sleep 0.05; done) & w=$!
-  "$@"; r=$?
-  sleep 0.2; kill $w; wait $w 2>/dev/null
-  echo "GUEST-VALUE drv_$seen=$(tr '\n' '|' <"/tmp/drv.$seen")"
-  return $r
-}
-be2net_lines() { dmesg | grep -E 'be2net' | sed "s/^/GUEST-DMESG$1 /"; }
-splats() { dmesg | grep -E 'BUG:|Oops|Call Trace|general protection|Kernel panic' | sed 's/^/GUEST-BAD /'; }
-unbind() { echo "$1" >/sys/bus/pci/drivers/be2net/unbind; }
-bind() { echo "$1" >/sys/bus/pci/drivers_probe; }
-COMMON
-
-cat >"$WORK/init1" <<'INIT'
-#!/bin/busybox sh
-. /lib/guest.sh
-. /lib/common.sh
-echo "GUEST: boot 1, functions ${F0:-none} ${F1:-none}, IOMMU groups $(ls /sys/kernel/iommu_groups | tr '\n' ' ')"
-echo "GUEST-VALUE fns=$F0 $F1"
-note "One card, two functions behind a PCIe-to-PCI bridge: one IOMMU group."
-t "ocetool list"
-doc list list
-t "insmod /be2net.ko"
-wait_for 30 both_netdevs
-N0=$(nd "$F0") N1=$(nd "$F1")
-echo "GUEST-VALUE netdevs=$N0 $(cat /sys/class/net/$N0/address) $N1 $(cat /sys/class/net/$N1/address)"
-note "Port 0 cabled to port 1: port 1 in its own network namespace."
-t "ip netns add p1 && ip link set $N1 netns p1 && ip -n p1 addr add 10.77.0.2/24 dev $N1 && ip -n p1 link set $N1 up"
-t "ip addr add 10.77.0.1/24 dev $N0 && ip link set $N0 up"
-wait_for 20 carrier "$N0"
-wait_for 20 sh -c "/bin/ip -n p1 link show $N1 | grep -q LOWER_UP"
-t "ping -c 3 -W 5 10.77.0.2"
-echo "GUEST-VALUE ping_rc=$?"
-echo "GUEST-VALUE neighbour=$(ip neigh show 10.77.0.2 dev $N0 | awk '{for (i = 1; i < NF; i++) if ($i == "lladdr") print $(i + 1)}')"
-t "ip netns del p1"
-wait_for 20 both_netdevs
-N1=$(nd "$F1")
-note "Without --yes (and no terminal to ask on) the hand-off is refused, naming what would go down."
-t "ocetool --device $F0 --unbind query"
-note "Port 0 given up by hand: port 1 on be2net still holds the IOMMU group they share."
-t "echo $F0 > /sys/bus/pci/drivers/be2net/unbind"
-t "ocetool --device $F0 query"
-t "echo $F0 > /sys/bus/pci/drivers_probe"
-wait_for 30 both_netdevs
-N0=$(nd "$F0")
-echo "GUEST-VALUE netdevs_now=$N0 $N1"
-note "The hand-off takes the IOMMU group: both functions of the card."
-t "ocetool --device $F0 --unbind --yes query"
-wait_for 30 both_netdevs
-during unbind doc unbind_query --device "$F0" --unbind --yes query
-wait_for 30 both_netdevs
-echo "GUEST-VALUE after_unbind=$(where)"
-note "New firmware through port 0; port 1, given back to be2net, reads the flash they share."
-t "ocetool --device $F0 --unbind --yes fw update /lib/firmware/image.ufi"
-wait_for 30 both_netdevs
-doc fw_f1 --device "$F1" query
-note "A reset through port 0: the hand-off takes the whole card, so nothing holds it."
-mark reset-whole
-t "ocetool --device $F0 --unbind --yes reset"
-wait_for 30 both_netdevs
-echo "GUEST-VALUE after_reset=$(where)"
-since reset-whole | grep -E 'FW version is' | sed 's/^/GUEST-RESET-WHOLE /'
-splats
-be2net_lines 1
-finish
-INIT
-
-cat >"$WORK/init2" <<'INIT'
-#!/bin/busybox sh
-. /lib/guest.sh
-. /lib/common.sh
-echo "GUEST: boot 2, functions ${F0:-none} ${F1:-none}, IOMMU groups $(ls /sys/kernel/iommu_groups | tr '\n' ' ')"
-echo "GUEST-VALUE fns=$F0 $F1"
-note "The card behind a PCIe root port: the kernel gives each Skyhawk-R function its own IOMMU group."
-doc list list
-t "insmod /be2net.ko"
-wait_for 30 both_netdevs
-N1=$(nd "$F1")
-echo "GUEST-VALUE before=$(where) $(cat /sys/class/net/$N1/ifindex)"
-during own doc unbind_query --device "$F0" --unbind --yes query
-wait_for 30 both_netdevs
-echo "GUEST-VALUE after_unbind=$(where) $(cat /sys/class/net/$N1/ifindex)"
-note "Newer firmware through port 0 alone: fw update only stores, so port 1 may stay on be2net."
-t "ocetool --device $F0 --unbind --yes fw update /lib/firmware/image2.ufi"
-wait_for 30 both_netdevs
-note "A reset through port 0 while port 1 stays on be2net."
-t "ocetool --device $F0 --unbind --yes reset"
-during refused doc reset_refused --device "$F0" --unbind --yes reset
-echo "GUEST-VALUE after_refused=$(where) $(cat /sys/class/net/$N1/ifindex)"
-splats
-be2net_lines 2
-finish
-INIT
-
-cat >"$WORK/init3" <<'INIT'
-#!/bin/busybox sh
-. /lib/guest.sh
-. /lib/common.sh
-echo "GUEST: boot 3 (no IOMMU), functions ${F0:-none} ${F1:-none}"
-echo "GUEST-VALUE fns=$F0 $F1"
-echo 1 >/proc/sys/vm/nr_hugepages
-t "insmod /be2net.ko"
-wait_for 30 both_netdevs
-N0=$(nd "$F0") N1=$(nd "$F1")
-echo "GUEST-VALUE netdevs3=$N0 $N1"
-t "ip link set $N1 up"
-wait_for 20 carrier "$N1"
-note "Port 0 given up by hand, port 1 on be2net; no IOMMU: ocetool's sysfs backend."
-t "echo $F0 > /sys/bus/pci/drivers/be2net/unbind"
-mark refused
-t "ocetool --device $F0 --yes reset"
-doc reset_refused --device "$F0" --yes reset
-doc after_refused --device "$F0" query
-ip link set "$N1" down; ip link set "$N1" up; wait_for 20 carrier "$N1"
-errors_since refused "$F1" | sed 's/^/GUEST-REFUSED-ERR /'
-echo "GUEST-VALUE refused_port1=$(cat /sys/class/net/$N1/carrier) $(errors_since refused "$F1" | wc -l)"
-note "The configuration names the card; port 1 still on be2net."
-t "cat /etc/ocetool/ocetool.toml"
-t "ocetool --json apply"
-note "Port 1 given up too."
-t "echo $F1 > /sys/bus/pci/drivers/be2net/unbind"
-t "ocetool --json apply"
-mark roce
-bind "$F0"; bind "$F1"
-wait_for 60 both_netdevs
-N0=$(nd "$F0") N1=$(nd "$F1")
-since roce | grep -E 'function_mode' | sed 's/^/GUEST-ROCE /'
-t "ip link set $N1 up"
-wait_for 20 carrier "$N1"
-note "A chip reset through port 0, written by hand, while port 1 stays on be2net."
-unbind "$F0"
-mark chip-reset
-v=$(od -An -tu4 -j92 -N4 "/sys/bus/pci/devices/$F0/config" | tr -d ' ')
-v=$((v | 0x80))
-printf "$(printf '\\%03o\\%03o\\%03o\\%03o' $((v & 255)) $((v >> 8 & 255)) $((v >> 16 & 255)) $((v >> 24 & 255)))" |
-  dd of="/sys/bus/pci/devices/$F0/config" bs=4 seek=23 count=1 conv=notrunc 2>/dev/null
-echo "GUEST-VALUE reset_written=$? $(printf 0x%08x $v)"
-sleep 5
-timeout 120 ip link set "$N1" down; timeout 120 ip link set "$N1" up
-sleep 5
-echo "GUEST-VALUE after_chip_reset=$(cat /sys/class/net/$N1/carrier 2>&1) $(cat /sys/class/net/$N1/operstate 2>&1)"
-since chip-reset | grep -E "$F1" | sed 's/^/GUEST-AFTER-RESET /'
-mark rebind
-unbind "$F1"; bind "$F1"
-wait_for 60 sh -c "[ -n \"\$(ls /sys/bus/pci/devices/$F1/net 2>/dev/null)\" ]"
-N1=$(nd "$F1")
-ip link set "$N1" up; wait_for 20 carrier "$N1"
-echo "GUEST-VALUE rebound=$(drv "$F1") $N1 $(cat /sys/class/net/$N1/carrier 2>&1)"
-since rebind | grep -E "$F1" | sed 's/^/GUEST-REBIND /'
-splats
-be2net_lines 3
-finish
-INIT
-
 for i in 1 2 3; do
-  qemu_initramfs "$WORK/initramfs$i.cpio.gz" "$WORK/init$i" --modules vfio-pci --tree "$ROOT" \
-    --file "$WORK/common.sh:/lib/common.sh"
+  qemu_initramfs "$WORK/initramfs$i.cpio.gz" "$HERE/init$i.sh" --modules vfio-pci --tree "$ROOT" \
+    --file "$HERE/common.sh:/lib/common.sh"
 done
 
 S0=$WORK/f0.sock S1=$WORK/f1.sock

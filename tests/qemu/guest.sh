@@ -10,6 +10,12 @@
 #   to_vfio BDF          binds BDF to vfio-pci (driver_override + drivers_probe)
 #   doc NAME ARGS...     runs `ocetool --json ARGS` and prints its document between markers, with
 #                        its exit code (qemu_json / qemu_rc read them on the host)
+#   t COMMAND...         runs a shell command line (after $T_PRELUDE, shell definitions a script
+#                        sets, e.g. functions naming Debian's tools where busybox's shell would
+#                        run its own applets) and puts it and its output in the transcript
+#                        ("GUEST-T # COMMAND", then "GUEST-T " lines, then "(exit N)" if it
+#                        failed); returns its status
+#   note TEXT            a blank line and "# TEXT" in the transcript
 #   finish               prints GUEST-DONE and powers off
 /bin/busybox mkdir -p /sbin /usr/bin /usr/sbin
 /bin/busybox --install -s
@@ -39,4 +45,12 @@ doc() {
   name=$1; shift
   echo "GUEST-JSON-BEGIN $name"; ocetool --json "$@"; rc=$?; echo; echo "GUEST-JSON-END $name rc=$rc"
 }
+t() {
+  echo "GUEST-T # $*"
+  sh -c "${T_PRELUDE:-:}; $*" </dev/null >/tmp/t.out 2>&1; rc=$?
+  sed 's/^/GUEST-T /' /tmp/t.out
+  [ "$rc" = 0 ] || echo "GUEST-T (exit $rc)"
+  return $rc
+}
+note() { echo "GUEST-T"; echo "GUEST-T # $*"; }
 finish() { echo "GUEST-DONE"; poweroff -f; }

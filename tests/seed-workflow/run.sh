@@ -107,17 +107,9 @@ export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 dmesg -n 1   # the console carries the checks; kernel lines are read with dmesg
 BDF=$(find_dev 0x10df 0x0720)
 D=/sys/bus/pci/devices/$BDF
-# t COMMAND...: runs a shell command line and puts it and its output in the transcript. Debian's
-# kmod is the modprobe, rmmod and lsmod (busybox's shell would run its own applets by those names).
-KMOD='modprobe() { /sbin/modprobe "$@"; }; rmmod() { /sbin/rmmod "$@"; }; lsmod() { /sbin/lsmod; }'
-t() {
-  echo "GUEST-T # $*"
-  sh -c "$KMOD; $*" </dev/null >/tmp/t.out 2>&1; rc=$?
-  sed 's/^/GUEST-T /' /tmp/t.out
-  [ "$rc" = 0 ] || echo "GUEST-T (exit $rc)"
-  return $rc
-}
-note() { echo "GUEST-T"; echo "GUEST-T # $*"; }
+# The transcript's commands (guest.sh's t): Debian's kmod is the modprobe, rmmod and lsmod
+# (busybox's shell would run its own applets by those names).
+T_PRELUDE='modprobe() { /sbin/modprobe "$@"; }; rmmod() { /sbin/rmmod "$@"; }; lsmod() { /sbin/lsmod; }'
 mark() { echo "seed-workflow: $1" >/dev/kmsg; }
 since() { dmesg | sed -n "/seed-workflow: $1\$/,\$p"; }
 netdev() { ls "$D/net" 2>/dev/null | head -1; }

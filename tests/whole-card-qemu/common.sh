@@ -3,8 +3,8 @@
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 # Debian's iproute2 (network namespaces), never busybox's applet of that name (busybox's shell
 # runs its own applets before anything on PATH, functions before both).
-IPF='ip() { /bin/ip "$@"; }'
-eval "$IPF"
+T_PRELUDE='ip() { /bin/ip "$@"; }'
+eval "$T_PRELUDE"
 dmesg -n 1
 # The card's functions in address order: port 0, port 1.
 set -- $(for d in /sys/bus/pci/devices/*; do
@@ -12,15 +12,6 @@ set -- $(for d in /sys/bus/pci/devices/*; do
 F0=${1:-} F1=${2:-}
 nd() { ls "/sys/bus/pci/devices/$1/net" 2>/dev/null | head -1; }
 ovr() { cat "/sys/bus/pci/devices/$1/driver_override" 2>/dev/null; }
-# t COMMAND...: a shell command line and its output, in the transcript.
-t() {
-  echo "GUEST-T # $*"
-  sh -c "$IPF; $*" </dev/null >/tmp/t.out 2>&1; rc=$?
-  sed 's/^/GUEST-T /' /tmp/t.out
-  [ "$rc" = 0 ] || echo "GUEST-T (exit $rc)"
-  return $rc
-}
-note() { echo "GUEST-T"; echo "GUEST-T # $*"; }
 mark() { echo "whole-card: $1" >/dev/kmsg; }
 since() { dmesg | sed -n "/whole-card: $1\$/,\$p"; }
 # errors_since MARK BDF: the error and warning lines (priority 0-4) naming BDF since MARK.

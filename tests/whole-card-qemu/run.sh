@@ -291,7 +291,6 @@ check "server-ended each boot's server ended with its VM (exit ${SERVER_RC[*]})"
 
 { section "$L1"; section "$L2"; section "$L3"; } >"$TRANSCRIPT"
 qemu_say "transcript: $TRANSCRIPT"
-cat "$L1" "$L2" "$L3" >>"$LOG.all"
 grep -hE '^GUEST-(CHECK|EVIDENCE)' "$L1" "$L2" "$L3" >>"$LOG"
 grep -hE '^(GUEST-CHECK|GUEST-VALUE|GUEST-BAD|GUEST-AFTER-RESET)' "$L1" "$L2" "$L3" "$LOG" | sort -u
 QRC=$((QRCS[1] | QRCS[2] | QRCS[3]))

@@ -100,72 +100,53 @@ fn deliver(from: &mut Host, to_qp: &mut Qp, to: &mut Host) {
     }
 }
 
-fn write_64k(c: &mut Criterion) {
-    let mut g = c.benchmark_group("rc_write_64KiB");
+/// 64 KiB moved from A's memory to B's by `op` (a WRITE A posts, or a READ B posts), at each
+/// MTU, as a benchmark group `name`; the poster's peer answers and the poster retires it.
+fn move_64k(c: &mut Criterion, name: &str, op: fn(Remote) -> SendOp, read: bool) {
+    let mut g = c.benchmark_group(name);
     for mtu in [1024usize, 4096] {
         let mut qa = Qp::new(config(2, 3, mtu)).unwrap();
         let mut qb = Qp::new(config(3, 2, mtu)).unwrap();
         let mut ha = Host { mem: vec![0x5A; LEN], out: Vec::new(), done: 0 };
         let mut hb = Host { mem: vec![0; LEN], out: Vec::new(), done: 0 };
+        // The poster and its peer: A writes into B, or B reads from A.
+        let (poster, peer) =
+            if read { ((&mut qb, &mut hb), (&mut qa, &mut ha)) } else { ((&mut qa, &mut ha), (&mut qb, &mut hb)) };
+        let ((qp, host), (peer_qp, peer_host)) = (poster, peer);
         let packets = LEN.div_ceil(mtu) as u64 + 1;
         g.throughput(Throughput::Elements(packets));
         g.bench_function(format!("mtu_{mtu}_packets"), |b| {
             b.iter(|| {
                 let wr = SendWr {
                     wr_id: 1,
-                    op: SendOp::Write(Remote { addr: 0, rkey: KEY }),
+                    op: op(Remote { addr: 0, rkey: KEY }),
                     data: Data::Sges(vec![Sge { addr: 0, len: LEN as u32, lkey: KEY }]),
                     signaled: true,
                     solicited: false,
                     fence: false,
                 };
-                qa.post_send(wr).unwrap();
-                qa.poll(&mut ha, Duration::ZERO);
-                deliver(&mut ha, &mut qb, &mut hb);
-                deliver(&mut hb, &mut qa, &mut ha);
-                assert_eq!(qa.send_queued(), 0);
+                qp.post_send(wr).unwrap();
+                qp.poll(host, Duration::ZERO);
+                deliver(host, peer_qp, peer_host);
+                deliver(peer_host, qp, host);
+                assert_eq!(qp.send_queued(), 0);
             });
         });
+        assert!(host.done > 0);
         assert_eq!(hb.mem, vec![0x5A; LEN]);
-        assert!(ha.done > 0);
     }
     g.finish();
 }
 
-/// The same 64 KiB the other way: an RDMA READ of the peer's memory. The responder reads and
-/// streams the responses, the completer lands each in the local buffer and retires the READ
-/// with the last (no ACK), so a READ is one packet fewer than a WRITE: the request and its
-/// responses.
+fn write_64k(c: &mut Criterion) {
+    move_64k(c, "rc_write_64KiB", SendOp::Write, false);
+}
+
+/// The same 64 KiB by an RDMA READ of the peer's memory: the responder reads and streams the
+/// responses, the completer lands each in the local buffer and retires the READ with the last
+/// (no ACK), so a READ is one packet fewer than a WRITE: the request and its responses.
 fn read_64k(c: &mut Criterion) {
-    let mut g = c.benchmark_group("rc_read_64KiB");
-    for mtu in [1024usize, 4096] {
-        let mut qa = Qp::new(config(2, 3, mtu)).unwrap();
-        let mut qb = Qp::new(config(3, 2, mtu)).unwrap();
-        let mut ha = Host { mem: vec![0; LEN], out: Vec::new(), done: 0 };
-        let mut hb = Host { mem: vec![0xA5; LEN], out: Vec::new(), done: 0 };
-        let packets = LEN.div_ceil(mtu) as u64 + 1;
-        g.throughput(Throughput::Elements(packets));
-        g.bench_function(format!("mtu_{mtu}_packets"), |b| {
-            b.iter(|| {
-                let wr = SendWr {
-                    wr_id: 1,
-                    op: SendOp::Read(Remote { addr: 0, rkey: KEY }),
-                    data: Data::Sges(vec![Sge { addr: 0, len: LEN as u32, lkey: KEY }]),
-                    signaled: true,
-                    solicited: false,
-                    fence: false,
-                };
-                qa.post_send(wr).unwrap();
-                qa.poll(&mut ha, Duration::ZERO);
-                deliver(&mut ha, &mut qb, &mut hb);
-                deliver(&mut hb, &mut qa, &mut ha);
-                assert_eq!(qa.send_queued(), 0);
-            });
-        });
-        assert_eq!(ha.mem, vec![0xA5; LEN]);
-        assert!(ha.done > 0);
-    }
-    g.finish();
+    move_64k(c, "rc_read_64KiB", SendOp::Read, true);
 }
 
 criterion_group!(benches, write_64k, read_64k);
